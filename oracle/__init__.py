@@ -1,0 +1,1 @@
+"""The executable specification: spec loading, the rule language, asm, legality and execution."""

@@ -1,0 +1,97 @@
+"""The asm program model: operands, instructions and declarations, as frozen values.
+
+The parser produces these, the printer writes them back, the legality checker, the executor and the
+DXBC encoder consume them. Text spelling details (``_abs`` versus ``|x|``) are not kept: the printer
+writes one canonical form, and ``parse(print(p)) == p`` holds for every program.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Selection = Literal["none", "mask", "swizzle", "select"]
+
+COMPONENTS = "xyzw"
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One operand.
+
+    ``file`` is the register file as written before the number (``r``, ``u``, ``g``), ``l`` for a
+    32-bit immediate, or the name of an index-less input register (``vThreadIDInGroupFlattened``).
+    ``components`` holds the letters after the dot, interpreted by ``selection``: a write mask
+    (``xy``), a four-letter swizzle (``xyyy``; shorter swizzles are widened by repeating the last
+    letter) or one selected component (``x``).
+    """
+
+    file: str
+    index: int | None = None
+    values: tuple[int, ...] = ()
+    selection: Selection = "none"
+    components: str = ""
+    neg: bool = False
+    abs: bool = False
+
+    @property
+    def is_immediate(self) -> bool:
+        return self.file == "l"
+
+    @property
+    def register(self) -> str:
+        """The register name (``r3``, ``u0``) or the file for index-less operands."""
+        return self.file if self.index is None else f"{self.file}{self.index}"
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """An instruction: its name without modifiers, ``_sat``, and its operands in order."""
+
+    name: str
+    operands: tuple[Operand, ...]
+    sat: bool = False
+    line: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A declaration such as ``dcl_uav_structured u0, 16``.
+
+    ``name`` is the full opcode text without flag suffixes (``dcl_uav_typed_buffer``); ``flags``
+    holds suffix flags (``glc``) or, for ``dcl_globalFlags``, the flag names; ``numbers`` the
+    integer arguments in order; ``return_type`` the ``(uint,uint,uint,uint)`` tuple of typed UAVs.
+    """
+
+    name: str
+    register: Operand | None = None
+    numbers: tuple[int, ...] = ()
+    flags: tuple[str, ...] = ()
+    return_type: tuple[str, ...] = ()
+    line: int = field(default=0, compare=False)
+
+
+Line = Declaration | Instruction
+
+
+@dataclass(frozen=True)
+class Program:
+    """A shader program: optional target header (``cs_5_0``) and lines in order."""
+
+    lines: tuple[Line, ...]
+    target: str | None = None
+
+    @property
+    def declarations(self) -> tuple[Declaration, ...]:
+        return tuple(x for x in self.lines if isinstance(x, Declaration))
+
+    @property
+    def instructions(self) -> tuple[Instruction, ...]:
+        return tuple(x for x in self.lines if isinstance(x, Instruction))
+
+    def declaration_of(self, register: str) -> Declaration | None:
+        """The declaration that declares ``register`` (``u0``, ``g1``), if any."""
+        for decl in self.declarations:
+            if decl.register is not None and decl.register.register == register:
+                return decl
+        return None

@@ -1,0 +1,205 @@
+"""The rule language: small condition expressions of the spec, parsed once, evaluated two ways.
+
+Expressions are parsed with :mod:`ast` and checked against a whitelist of node types at load time;
+nothing is ever passed to ``eval``. Integers are exact (no 32-bit wrap: the spec is mathematics).
+The Python evaluator lives here; the z3 translator walks the same tree (``oracle.z3rules``), so
+the oracle and the proofs cannot read a rule differently.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from oracle.errors import RuleError
+
+Value = int | bool | str
+
+#: Helper functions a rule may call, with their arity. Nothing else is callable.
+HELPERS: Mapping[str, int] = {"min": 2, "max": 2}
+
+_BINOPS: Mapping[type[ast.operator], Callable[[int, int], int]] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+    ast.BitAnd: lambda a, b: a & b,
+    ast.BitOr: lambda a, b: a | b,
+    ast.BitXor: lambda a, b: a ^ b,
+    ast.LShift: lambda a, b: a << b,
+    ast.RShift: lambda a, b: a >> b,
+}
+
+_CMPOPS: Mapping[type[ast.cmpop], Callable[[Value, Value], bool]] = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,  # type: ignore[operator]
+    ast.LtE: lambda a, b: a <= b,  # type: ignore[operator]
+    ast.Gt: lambda a, b: a > b,  # type: ignore[operator]
+    ast.GtE: lambda a, b: a >= b,  # type: ignore[operator]
+}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A parsed, whitelisted expression. ``names`` are the variables it reads."""
+
+    text: str
+    tree: ast.expr
+    names: frozenset[str]
+
+    def evaluate(self, env: Mapping[str, Value]) -> Value:
+        return evaluate(self.tree, env, self.text)
+
+    def holds(self, env: Mapping[str, Value]) -> bool:
+        value = self.evaluate(env)
+        if not isinstance(value, bool):
+            raise RuleError(f"expression {self.text!r} gives {value!r}, not a truth value")
+        return value
+
+
+def parse_rule(text: str, *, where: str, known: frozenset[str] | None = None) -> Rule:
+    """Parse ``text``; reject anything outside the whitelist, naming ``where`` and the text.
+
+    ``known`` (when given) is the set of variable names the expression may read.
+    """
+    try:
+        module = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise RuleError(f"{text!r} is not an expression: {exc.msg}", where=where) from None
+    names: set[str] = set()
+    _check(module.body, text, where, names)
+    if known is not None:
+        unknown = sorted(names - known)
+        if unknown:
+            raise RuleError(
+                f"{text!r} reads unknown variable(s) {', '.join(unknown)}; "
+                f"expected one of {', '.join(sorted(known))}", where=where)
+    return Rule(text=text, tree=module.body, names=frozenset(names))
+
+
+def _reject(node: ast.AST, text: str, where: str, what: str) -> RuleError:
+    fragment = ast.get_source_segment(text.strip(), node) or type(node).__name__
+    return RuleError(f"{what} is not allowed in a rule: {fragment!r} (in {text!r})", where=where)
+
+
+def _check(node: ast.AST, text: str, where: str, names: set[str]) -> None:
+    """Walk the tree and reject every node type outside the whitelist."""
+    if isinstance(node, ast.BoolOp):
+        for value in node.values:
+            _check(value, text, where, names)
+    elif isinstance(node, ast.UnaryOp):
+        if not isinstance(node.op, ast.Not | ast.USub | ast.Invert):
+            raise _reject(node, text, where, "this unary operator")
+        _check(node.operand, text, where, names)
+    elif isinstance(node, ast.BinOp):
+        if type(node.op) not in _BINOPS:
+            raise _reject(node, text, where, f"the operator {type(node.op).__name__}")
+        _check(node.left, text, where, names)
+        _check(node.right, text, where, names)
+    elif isinstance(node, ast.Compare):
+        _check(node.left, text, where, names)
+        for op, right in zip(node.ops, node.comparators, strict=True):
+            if isinstance(op, ast.In | ast.NotIn):
+                if not isinstance(right, ast.Tuple):
+                    raise _reject(right, text, where, "'in' with anything but a literal tuple")
+                for element in right.elts:
+                    if not isinstance(element, ast.Constant):
+                        raise _reject(element, text, where, "a non-literal tuple element")
+                    _check(element, text, where, names)
+            elif type(op) in _CMPOPS:
+                _check(right, text, where, names)
+            else:
+                raise _reject(node, text, where, f"the comparison {type(op).__name__}")
+    elif isinstance(node, ast.IfExp):
+        for part in (node.test, node.body, node.orelse):
+            _check(part, text, where, names)
+    elif isinstance(node, ast.Call):
+        if not isinstance(node.func, ast.Name) or node.func.id not in HELPERS:
+            raise _reject(node, text, where, "a call outside the helpers min, max")
+        if node.keywords or len(node.args) != HELPERS[node.func.id]:
+            raise _reject(node, text, where, f"this call of {node.func.id}")
+        for arg in node.args:
+            _check(arg, text, where, names)
+    elif isinstance(node, ast.Name):
+        if not isinstance(node.ctx, ast.Load):
+            raise _reject(node, text, where, "assignment")
+        if node.id not in ("True", "False"):
+            names.add(node.id)
+    elif isinstance(node, ast.Constant):
+        if isinstance(node.value, bool | int | str) and node.value is not None:
+            return
+        raise _reject(node, text, where, f"a constant of type {type(node.value).__name__}")
+    else:
+        raise _reject(node, text, where, type(node).__name__)
+
+
+def evaluate(node: ast.expr, env: Mapping[str, Value], text: str) -> Value:
+    """Evaluate a whitelisted tree with exact integers."""
+    if isinstance(node, ast.Constant):
+        return node.value  # type: ignore[no-any-return]
+    if isinstance(node, ast.Name):
+        try:
+            return env[node.id]
+        except KeyError:
+            raise RuleError(f"{text!r}: variable {node.id!r} has no value") from None
+    if isinstance(node, ast.BoolOp):
+        if isinstance(node.op, ast.And):
+            return all(_truth(evaluate(v, env, text), text) for v in node.values)
+        return any(_truth(evaluate(v, env, text), text) for v in node.values)
+    if isinstance(node, ast.UnaryOp):
+        operand = evaluate(node.operand, env, text)
+        if isinstance(node.op, ast.Not):
+            return not _truth(operand, text)
+        number = _integer(operand, text)
+        return -number if isinstance(node.op, ast.USub) else ~number
+    if isinstance(node, ast.BinOp):
+        left = _integer(evaluate(node.left, env, text), text)
+        right = _integer(evaluate(node.right, env, text), text)
+        if isinstance(node.op, ast.FloorDiv | ast.Mod) and right == 0:
+            raise RuleError(f"{text!r}: division by zero")
+        if isinstance(node.op, ast.LShift | ast.RShift) and right < 0:
+            raise RuleError(f"{text!r}: negative shift count")
+        return _BINOPS[type(node.op)](left, right)
+    if isinstance(node, ast.Compare):
+        left_value = evaluate(node.left, env, text)
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            if isinstance(op, ast.In | ast.NotIn):
+                assert isinstance(right_node, ast.Tuple)
+                members = [evaluate(e, env, text) for e in right_node.elts]
+                ok = (left_value in members) == isinstance(op, ast.In)
+                right_value: Value = 0
+            else:
+                right_value = evaluate(right_node, env, text)
+                if isinstance(left_value, str) != isinstance(right_value, str) and not isinstance(
+                        op, ast.Eq | ast.NotEq):
+                    raise RuleError(f"{text!r}: cannot order {left_value!r} and {right_value!r}")
+                ok = _CMPOPS[type(op)](left_value, right_value)
+            if not ok:
+                return False
+            left_value = right_value
+        return True
+    if isinstance(node, ast.IfExp):
+        branch = node.body if _truth(evaluate(node.test, env, text), text) else node.orelse
+        return evaluate(branch, env, text)
+    if isinstance(node, ast.Call):
+        assert isinstance(node.func, ast.Name)
+        args = [_integer(evaluate(a, env, text), text) for a in node.args]
+        return min(args) if node.func.id == "min" else max(args)
+    raise RuleError(f"{text!r}: cannot evaluate {type(node).__name__}")
+
+
+def _truth(value: Value, text: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value != 0
+    raise RuleError(f"{text!r}: {value!r} is not a truth value")
+
+
+def _integer(value: Value, text: str) -> int:
+    if isinstance(value, str):
+        raise RuleError(f"{text!r}: {value!r} is not a number")
+    return int(value)

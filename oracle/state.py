@@ -1,0 +1,320 @@
+"""Machine state and expected state (acceptance sets), and their JSON form (vector format v1).
+
+A state holds temp registers (4 x u32 each), resources (UAVs u#, TGSM g#) and the invocation
+state. An *expected* state holds, per register component and per memory word, an acceptance set:
+an exact integer, ``None`` (any value), a masked value (only the bits in the mask must match) or a
+typed predicate (``{"f64": "nan"}``: the register pair holds some double NaN).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from oracle.errors import StateError
+
+U32 = 0xFFFFFFFF
+REGISTER_RE = re.compile(r"^r(\d+)$")
+RESOURCE_RE = re.compile(r"^([ug])(\d+)$")
+RESOURCE_KINDS = ("raw", "structured", "typed")
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A UAV or TGSM allocation. ``data`` holds u32 words; raw size is ``4 * len(data)``."""
+
+    kind: str
+    data: tuple[int, ...]
+    stride: int = 0
+    count: int = 0
+    format: str = ""
+
+    @property
+    def size(self) -> int:
+        return 4 * len(self.data)
+
+    def with_data(self, data: tuple[int, ...]) -> Resource:
+        return Resource(self.kind, data, self.stride, self.count, self.format)
+
+
+@dataclass(frozen=True)
+class MachineState:
+    registers: Mapping[str, tuple[int, int, int, int]]
+    resources: Mapping[str, Resource]
+    invocation: str = "active"
+
+
+@dataclass(frozen=True)
+class Masked:
+    """Only the bits set in ``mask`` must equal those of ``value``."""
+
+    value: int
+    mask: int
+
+
+@dataclass(frozen=True)
+class F64Nan:
+    """The component belongs to a register pair (x,y) or (z,w) that must hold a double NaN."""
+
+
+Accept = int | None | Masked | F64Nan
+
+
+@dataclass(frozen=True)
+class ExpectedResource:
+    kind: str
+    words: tuple[Accept, ...]
+    stride: int = 0
+    count: int = 0
+    format: str = ""
+
+
+@dataclass(frozen=True)
+class ExpectedState:
+    registers: Mapping[str, tuple[Accept, Accept, Accept, Accept]]
+    resources: Mapping[str, ExpectedResource | None]
+    invocation: str = "active"
+
+
+@dataclass(frozen=True)
+class Execution:
+    """What the oracle says of one instruction instance on one state."""
+
+    outcomes: tuple[str, ...]
+    clauses: tuple[str, ...]
+    state: ExpectedState | None
+    rule: str | None = None
+    reason: str = ""
+    notes: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def rejected(self) -> bool:
+        return self.outcomes == ("rejected",)
+
+
+# ----------------------------------------------------------------------------------------------
+# Numbers
+
+
+def f64_bits(value: float) -> int:
+    return int(struct.unpack("<Q", struct.pack("<d", value))[0])
+
+
+def bits_f64(bits: int) -> float:
+    return float(struct.unpack("<d", struct.pack("<Q", bits & 0xFFFFFFFFFFFFFFFF))[0])
+
+
+def is_f64_nan(bits: int) -> bool:
+    return math.isnan(bits_f64(bits))
+
+
+def split64(bits: int) -> tuple[int, int]:
+    """(lo, hi) u32 halves of a 64-bit pattern."""
+    return bits & U32, (bits >> 32) & U32
+
+
+def join64(lo: int, hi: int) -> int:
+    return (hi << 32) | lo
+
+
+# ----------------------------------------------------------------------------------------------
+# Acceptance
+
+
+def accepts(expected: Accept, observed: int, pair: int | None = None) -> bool:
+    """Does ``observed`` lie in the acceptance set? ``pair`` is the other half for F64Nan."""
+    if expected is None:
+        return True
+    if isinstance(expected, Masked):
+        return (observed & expected.mask) == (expected.value & expected.mask)
+    if isinstance(expected, F64Nan):
+        return pair is not None and is_f64_nan(_pair_bits(observed, pair))
+    return observed == expected
+
+
+def _pair_bits(component: int, other: int) -> int:
+    # The lower-numbered component is the low half; callers pass (this, other) in lane order.
+    return join64(component, other)
+
+
+def register_accepts(expected: tuple[Accept, ...], observed: tuple[int, ...]) -> list[int]:
+    """Indices of the components of a register that fall outside their acceptance sets."""
+    bad: list[int] = []
+    for i, want in enumerate(expected):
+        if isinstance(want, F64Nan):
+            lo_i, hi_i = (i, i + 1) if i % 2 == 0 else (i - 1, i)
+            if not is_f64_nan(join64(observed[lo_i], observed[hi_i])):
+                bad.append(i)
+        elif not accepts(want, observed[i]):
+            bad.append(i)
+    return bad
+
+
+# ----------------------------------------------------------------------------------------------
+# JSON form (vector format v1)
+
+
+def _u32(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= U32:
+        raise StateError(f"expected an unsigned 32-bit integer, got {value!r}", where=where)
+    return value
+
+
+def resource_from_json(doc: Any, where: str) -> Resource:
+    if not isinstance(doc, dict):
+        raise StateError(f"expected a resource object, got {doc!r}", where=where)
+    allowed = {"kind", "data", "stride", "count", "format"}
+    extra = sorted(set(doc) - allowed)
+    if extra:
+        raise StateError(f"unknown field(s) {', '.join(extra)}; expected {sorted(allowed)}",
+                         where=where)
+    kind = doc.get("kind")
+    if kind not in RESOURCE_KINDS:
+        raise StateError(f"field kind: expected one of {RESOURCE_KINDS}, got {kind!r}", where=where)
+    data = doc.get("data")
+    if not isinstance(data, list):
+        raise StateError("field data: expected a list of u32 words", where=where)
+    words = tuple(_u32(w, f"{where}.data[{i}]") for i, w in enumerate(data))
+    stride = doc.get("stride", 0)
+    count = doc.get("count", 0)
+    fmt = doc.get("format", "")
+    if kind == "structured":
+        for name, value in (("stride", stride), ("count", count)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise StateError(f"field {name}: expected a non-negative integer", where=where)
+        if stride * count != 4 * len(words):
+            raise StateError(f"data holds {len(words)} words but stride {stride} x count "
+                             f"{count} needs {stride * count // 4 if stride * count % 4 == 0 else stride * count / 4}",
+                             where=where)
+    elif kind == "typed":
+        if not isinstance(fmt, str) or not fmt:
+            raise StateError("field format: a typed resource names its format (R32_UINT, ...)",
+                             where=where)
+        count = len(words)
+    elif "stride" in doc or "count" in doc or "format" in doc:
+        raise StateError("a raw resource has only kind and data", where=where)
+    return Resource(kind, words, stride, count, fmt)
+
+
+def resource_to_json(res: Resource) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": res.kind, "data": list(res.data)}
+    if res.kind == "structured":
+        out["stride"], out["count"] = res.stride, res.count
+    if res.kind == "typed":
+        out["format"] = res.format
+    return out
+
+
+def state_from_json(doc: Any, where: str = "state") -> MachineState:
+    if not isinstance(doc, dict):
+        raise StateError(f"expected an object, got {type(doc).__name__}", where=where)
+    registers: dict[str, tuple[int, int, int, int]] = {}
+    resources: dict[str, Resource] = {}
+    invocation = "active"
+    for key, value in doc.items():
+        here = f"{where}.{key}"
+        if key == "invocation":
+            if not isinstance(value, str):
+                raise StateError("expected a string (active, helper, discarded)", where=here)
+            invocation = value
+        elif REGISTER_RE.match(key):
+            if not isinstance(value, list) or len(value) != 4:
+                raise StateError("expected a list of 4 u32 components", where=here)
+            r = tuple(_u32(v, f"{here}[{i}]") for i, v in enumerate(value))
+            registers[key] = (r[0], r[1], r[2], r[3])
+        elif RESOURCE_RE.match(key):
+            resources[key] = resource_from_json(value, here)
+        else:
+            raise StateError("unknown state key; expected r#, u#, g# or invocation", where=here)
+    return MachineState(registers, resources, invocation)
+
+
+def state_to_json(state: MachineState) -> dict[str, Any]:
+    out: dict[str, Any] = {k: list(v) for k, v in state.registers.items()}
+    out.update({k: resource_to_json(v) for k, v in state.resources.items()})
+    if state.invocation != "active":
+        out["invocation"] = state.invocation
+    return out
+
+
+def accept_to_json(value: Accept) -> Any:
+    if isinstance(value, Masked):
+        return {"value": value.value, "mask": value.mask}
+    if isinstance(value, F64Nan):
+        return {"f64": "nan"}
+    return value
+
+
+def accept_from_json(doc: Any, where: str) -> Accept:
+    if doc is None:
+        return None
+    if isinstance(doc, dict):
+        if set(doc) == {"value", "mask"}:
+            return Masked(_u32(doc["value"], where + ".value"), _u32(doc["mask"], where + ".mask"))
+        if doc == {"f64": "nan"}:
+            return F64Nan()
+        raise StateError(f"unknown acceptance set {doc!r}; expected an integer, null, "
+                         "{value, mask} or {f64: nan}", where=where)
+    return _u32(doc, where)
+
+
+def expected_to_json(state: ExpectedState) -> dict[str, Any]:
+    out: dict[str, Any] = {k: [accept_to_json(c) for c in v] for k, v in state.registers.items()}
+    for key, res in state.resources.items():
+        if res is None:
+            out[key] = None
+            continue
+        body: dict[str, Any] = {"kind": res.kind, "data": [accept_to_json(w) for w in res.words]}
+        if res.kind == "structured":
+            body["stride"], body["count"] = res.stride, res.count
+        if res.kind == "typed":
+            body["format"] = res.format
+        out[key] = body
+    if state.invocation != "active":
+        out["invocation"] = state.invocation
+    return out
+
+
+def expected_from_json(doc: Any, where: str = "expect.state") -> ExpectedState:
+    if not isinstance(doc, dict):
+        raise StateError(f"expected an object, got {type(doc).__name__}", where=where)
+    registers: dict[str, tuple[Accept, Accept, Accept, Accept]] = {}
+    resources: dict[str, ExpectedResource | None] = {}
+    invocation = "active"
+    for key, value in doc.items():
+        here = f"{where}.{key}"
+        if key == "invocation":
+            invocation = str(value)
+        elif REGISTER_RE.match(key):
+            if not isinstance(value, list) or len(value) != 4:
+                raise StateError("expected a list of 4 acceptance sets", where=here)
+            c = tuple(accept_from_json(v, f"{here}[{i}]") for i, v in enumerate(value))
+            registers[key] = (c[0], c[1], c[2], c[3])
+        elif RESOURCE_RE.match(key):
+            if value is None:
+                resources[key] = None
+                continue
+            if not isinstance(value, dict) or not isinstance(value.get("data"), list):
+                raise StateError("expected null or a resource with a data list", where=here)
+            words = tuple(accept_from_json(w, f"{here}.data[{i}]")
+                          for i, w in enumerate(value["data"]))
+            resources[key] = ExpectedResource(str(value.get("kind")), words,
+                                              int(value.get("stride", 0)),
+                                              int(value.get("count", 0)),
+                                              str(value.get("format", "")))
+        else:
+            raise StateError("unknown key; expected r#, u#, g# or invocation", where=here)
+    return ExpectedState(registers, resources, invocation)
+
+
+def exact(state: MachineState) -> ExpectedState:
+    """The acceptance sets that hold exactly ``state``."""
+    return ExpectedState(
+        dict(state.registers),
+        {k: ExpectedResource(r.kind, r.data, r.stride, r.count, r.format)
+         for k, r in state.resources.items()},
+        state.invocation)

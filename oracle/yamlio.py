@@ -1,0 +1,76 @@
+"""Reading YAML and JSON Schema validation with errors that name the file, line and field."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from oracle.errors import SpecError
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that rejects duplicate mapping keys instead of silently keeping the last."""
+
+
+def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode,
+                       deep: bool = False) -> dict[Any, Any]:
+    seen: dict[Any, yaml.Node] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        if key in seen:
+            mark = key_node.start_mark
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", mark)
+        seen[key] = key_node
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)  # type: ignore[arg-type]
+
+
+def load_yaml(path: Path) -> Any:
+    """Parse one YAML file; a syntax error becomes a SpecError naming file, line and column."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"cannot read: {exc}", where=str(path)) from None
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise SpecError(f"YAML syntax error: {problem}", where=where) from None
+
+
+@cache
+def schema(name: str) -> dict[str, Any]:
+    """The JSON Schema ``spec/schema/<name>.schema.json``."""
+    text = resources.files("spec").joinpath("schema", f"{name}.schema.json").read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def field_path(parts: Any) -> str:
+    """``['operands', 2, 'files']`` -> ``operands[2].files``."""
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def validate(document: Any, schema_name: str, where: str) -> None:
+    """Validate against a schema; the first error (by path) becomes one clear SpecError."""
+    validator = jsonschema.Draft202012Validator(schema(schema_name))
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        best = jsonschema.exceptions.best_match(errors)
+        assert best is not None
+        raise SpecError(f"field {field_path(best.absolute_path)}: {best.message}", where=where)
