@@ -1,0 +1,65 @@
+"""Classification: which clauses of an instruction fire for given semantic inputs.
+
+This is where the YAML decides outcomes: semantics functions compute the inputs from operands and
+state, then every group whose scope holds (and whose required clauses fired) must have exactly one
+clause whose condition holds. The proofs check the same property symbolically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from oracle.errors import ExecError
+from oracle.rules import Value
+from oracle.spec import Clause, InstructionSpec, Semantics
+
+#: The outcome vocabulary, in the order outcomes are listed.
+OUTCOMES = ("defined", "no_write", "resource_undefined", "tgsm_undefined", "dst_undefined",
+            "dst_constrained", "rejected")
+
+
+def full_env(semantics: Semantics, inputs: Mapping[str, Value]) -> dict[str, Value]:
+    """The inputs plus every derived value, in declaration order."""
+    missing = [i.name for i in semantics.inputs if i.name not in inputs]
+    if missing:
+        raise ExecError(f"semantic inputs missing: {', '.join(missing)}")
+    env = dict(inputs)
+    for derived in semantics.derived:
+        env[derived.name] = derived.expr.evaluate(env)
+    return env
+
+
+def classify(spec: InstructionSpec, inputs: Mapping[str, Value]) -> tuple[Clause, ...]:
+    """The clauses that fire, one per applicable group, in group order."""
+    env = full_env(spec.semantics, inputs)
+    fired: list[Clause] = []
+    fired_ids: set[str] = set()
+    for group in spec.semantics.groups:
+        if group.requires and not fired_ids.intersection(group.requires):
+            continue
+        if not group.scope.holds(env):
+            continue
+        hits = [c for c in group.clauses if c.when.holds(env)]
+        if len(hits) != 1:
+            names = ", ".join(c.id for c in hits) or "none"
+            raise ExecError(f"{spec.name}: group {group.id} must have exactly one clause firing, "
+                            f"got {names} for inputs {dict(inputs)}")
+        fired.append(hits[0])
+        fired_ids.add(hits[0].id)
+    return tuple(fired)
+
+
+def outcomes_of(clauses: tuple[Clause, ...]) -> tuple[str, ...]:
+    """The union of the clauses' outcomes in vocabulary order."""
+    union = {o for c in clauses for o in c.outcomes}
+    return tuple(o for o in OUTCOMES if o in union)
+
+
+def address_of(spec: InstructionSpec, inputs: Mapping[str, Value]) -> int:
+    """The byte address of the access per the source's pseudocode (the YAML ``address``)."""
+    if spec.semantics.address is None:
+        raise ExecError(f"{spec.name} has no address formula")
+    value = spec.semantics.address.evaluate(full_env(spec.semantics, inputs))
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ExecError(f"{spec.name}: address formula gave {value!r}")
+    return value

@@ -1,0 +1,70 @@
+"""The executor: legality first, then the instruction's semantics function.
+
+A program holds declarations and exactly one specified instruction (harness instructions such as
+``mov`` are not executed). The state must provide every register and resource the instruction
+reads or writes, matching its declaration.
+"""
+
+from __future__ import annotations
+
+from oracle.errors import ExecError, StateError
+from oracle.legality import declared_kind, first_violation
+from oracle.program import Program
+from oracle.semantics import SEMANTICS
+from oracle.spec import Spec, load_default
+from oracle.state import Execution, MachineState
+
+
+def execute(program: Program, state: MachineState, target: str = "cs_5_0",
+            runtime: str = "11.0", spec: Spec | None = None) -> Execution:
+    """Run the program's instruction on ``state``; a rejected instance names the rule it breaks."""
+    spec = spec or load_default()
+    under_test = [i for i in program.instructions if i.name in spec.instructions]
+    if len(under_test) != 1:
+        raise ExecError(f"a program holds exactly one specified instruction "
+                        f"({', '.join(sorted(spec.instructions))}); found {len(under_test)}")
+    rule = first_violation(program, target, runtime, state, spec)
+    if rule is not None:
+        return Execution(("rejected",), (), None, rule=rule.id, reason=rule.text)
+    instruction = under_test[0]
+    check_state(program, state, spec)
+    return SEMANTICS[instruction.name](instruction, program, state,
+                                       spec.instruction(instruction.name))
+
+
+def check_state(program: Program, state: MachineState, spec: Spec) -> None:
+    """The state matches the declarations and holds every register the program uses."""
+    if state.invocation not in spec.model.invocation_states:
+        raise StateError(f"invocation {state.invocation!r} is not one of "
+                         f"{', '.join(spec.model.invocation_states)}", where="state.invocation")
+    for decl in program.declarations:
+        if decl.register is None or decl.register.file not in ("u", "g"):
+            continue
+        name = decl.register.register
+        kind, _ = declared_kind(program, name, spec)
+        res = state.resources.get(name)
+        where = f"state.{name}"
+        if res is None:
+            raise StateError(f"{decl.name} declares {name} but the state has no {name}",
+                             where=where)
+        if res.kind != kind:
+            raise StateError(f"{name} is declared {kind} but the state gives a {res.kind} "
+                             "resource", where=where)
+        if decl.name in ("dcl_uav_structured", "dcl_tgsm_structured") and \
+                res.stride != decl.numbers[0]:
+            raise StateError(f"{name} is declared with stride {decl.numbers[0]}, the state "
+                             f"gives {res.stride}", where=where)
+        if decl.name == "dcl_tgsm_structured" and res.count != decl.numbers[1]:
+            raise StateError(f"{name} is declared with {decl.numbers[1]} structures, the state "
+                             f"gives {res.count}", where=where)
+        if decl.name == "dcl_tgsm_raw" and res.size != decl.numbers[0]:
+            raise StateError(f"{name} is declared with {decl.numbers[0]} bytes, the state gives "
+                             f"{res.size}", where=where)
+        if kind == "typed" and res.format not in spec.model.typed_formats:
+            raise StateError(f"{name}: unknown format {res.format!r}; expected one of "
+                             f"{', '.join(spec.model.typed_formats)}", where=where)
+    for instruction in program.instructions:
+        for op in instruction.operands:
+            if op.file == "r" and op.register not in state.registers:
+                raise StateError(f"{instruction.name} uses {op.register} but the state has no "
+                                 f"{op.register}", where=f"state.{op.register}")

@@ -1,0 +1,231 @@
+"""The legality checker: is an instruction instance legal in a (target, runtime) context?
+
+Every decision comes from spec/: the operand and availability tables (through the rules
+generated in ``oracle.spec``), the instruction rules and the declaration rules written in the rule
+language. The checker computes the *features* of an instance (operand files, masks, declared kinds,
+target, stage, ...) and reports every rule the instance breaks, in spec order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from oracle.errors import ExecError
+from oracle.program import Declaration, Instruction, Operand, Program
+from oracle.rules import Value
+from oracle.spec import InstructionSpec, LegalityRule, OperandSpec, Spec, load_default
+from oracle.state import MachineState
+
+RESOURCE_FILES = ("u", "g")
+
+
+@dataclass(frozen=True)
+class Context:
+    target: str
+    stage: str
+    model: int
+    runtime: str
+    uav_slots: int
+
+
+def context(spec: Spec, target: str, runtime: str) -> Context:
+    t = spec.model.target(target)
+    r = spec.model.runtime(runtime)
+    return Context(t.name, t.stage, t.model, r.name, r.uav_slots)
+
+
+def violations(program: Program, target: str, runtime: str, state: MachineState | None = None,
+               spec: Spec | None = None) -> list[LegalityRule]:
+    """Every rule the program breaks in this context (empty when legal)."""
+    spec = spec or load_default()
+    ctx = context(spec, target, runtime)
+    found: list[LegalityRule] = []
+    found.extend(_program_violations(program, spec))
+    found.extend(_declaration_violations(program, ctx, spec))
+    for instruction in program.instructions:
+        if instruction.name in spec.instructions:
+            found.extend(_instruction_violations(instruction, program, ctx, state, spec))
+    return found
+
+
+def first_violation(program: Program, target: str, runtime: str,
+                    state: MachineState | None = None, spec: Spec | None = None
+                    ) -> LegalityRule | None:
+    broken = violations(program, target, runtime, state, spec)
+    return broken[0] if broken else None
+
+
+def _rule(spec: Spec, rule_id: str) -> LegalityRule:
+    for rule in spec.legality_rules():
+        if rule.id == rule_id:
+            return rule
+    raise ExecError(f"spec has no rule {rule_id!r}")
+
+
+# ----------------------------------------------------------------------------------------------
+# Program structure
+
+
+def _program_violations(program: Program, spec: Spec) -> Iterator[LegalityRule]:
+    declared: set[str] = set()
+    duplicate = False
+    temps: int | None = None
+    for decl in program.declarations:
+        if decl.register is not None:
+            if decl.register.register in declared:
+                duplicate = True
+            declared.add(decl.register.register)
+        if decl.name == "dcl_temps" and decl.numbers:
+            temps = decl.numbers[0]
+    if duplicate:
+        yield _rule(spec, "program.duplicate_declaration")
+    undeclared = beyond = False
+    for instruction in program.instructions:
+        for op in instruction.operands:
+            if op.file in RESOURCE_FILES and op.register not in declared:
+                undeclared = True
+            if op.file == "r" and temps is not None and (op.index or 0) >= temps:
+                beyond = True
+    if undeclared:
+        yield _rule(spec, "program.undeclared_resource")
+    if beyond:
+        yield _rule(spec, "program.temp_beyond_dcl_temps")
+
+
+# ----------------------------------------------------------------------------------------------
+# Declarations
+
+
+def _tgsm_total(program: Program) -> int:
+    total = 0
+    for decl in program.declarations:
+        if decl.name == "dcl_tgsm_raw" and decl.numbers:
+            total += decl.numbers[0]
+        elif decl.name == "dcl_tgsm_structured" and len(decl.numbers) >= 2:
+            total += decl.numbers[0] * decl.numbers[1]
+    return total
+
+
+def _declaration_env(decl: Declaration, program: Program, ctx: Context, spec: Spec
+                     ) -> dict[str, Value]:
+    env: dict[str, Value] = {
+        "stage": ctx.stage, "model": ctx.model, "runtime": ctx.runtime,
+        "uav_slots": ctx.uav_slots, "tgsm_total": _tgsm_total(program),
+        "index": decl.register.index or 0 if decl.register else 0,
+        "stride": 0, "count": 0, "bytes": 0, "temps": 0,
+    }
+    names = spec.declarations.declarations[decl.name].numbers
+    for name, value in zip(names, decl.numbers, strict=False):
+        env[name] = value
+    return env
+
+
+def _declaration_violations(program: Program, ctx: Context, spec: Spec
+                            ) -> Iterator[LegalityRule]:
+    reported: set[str] = set()
+    for decl in program.declarations:
+        if decl.name not in spec.declarations.declarations:
+            continue
+        env = _declaration_env(decl, program, ctx, spec)
+        for rule in spec.declarations.rules:
+            if rule.id in reported or decl.name not in rule.applies:
+                continue
+            assert rule.reject_if is not None
+            if rule.reject_if.holds(env):
+                reported.add(rule.id)
+                yield rule
+
+
+# ----------------------------------------------------------------------------------------------
+# Instructions
+
+
+def declared_kind(program: Program, register: str, spec: Spec) -> tuple[str, str]:
+    """(kind, return type) of a declared u#/g#, or ('', '') when undeclared."""
+    decl = program.declaration_of(register)
+    if decl is None or decl.name not in spec.declarations.declarations:
+        return "", ""
+    kind = spec.declarations.declarations[decl.name].declares or ""
+    return kind, (decl.return_type[0] if decl.return_type else "")
+
+
+def has_feature(program: Program, feature: str, spec: Spec) -> bool:
+    flag = spec.model.features[feature]
+    return any(d.name == "dcl_globalFlags" and flag in d.flags for d in program.declarations)
+
+
+def instance_features(instruction: Instruction, program: Program, ctx: Context,
+                      state: MachineState | None, spec: Spec) -> dict[str, Value]:
+    """The variables legality rules read (see ``oracle.spec.instance_features``)."""
+    ins = spec.instructions[instruction.name]
+    env: dict[str, Value] = {
+        "target": ctx.target, "stage": ctx.stage, "model": ctx.model, "runtime": ctx.runtime,
+        "sat": instruction.sat, "doubles": has_feature(program, "doubles", spec),
+    }
+    for op_spec, op in zip(ins.operands, instruction.operands, strict=True):
+        kind, rtype = declared_kind(program, op.register, spec) if op.file in RESOURCE_FILES \
+            else ("", "")
+        fmt = ""
+        if state is not None and op.register in state.resources:
+            fmt = state.resources[op.register].format
+        env.update({
+            f"{op_spec.name}_file": op.file,
+            f"{op_spec.name}_index": -1 if op.index is None else op.index,
+            f"{op_spec.name}_mask": op.components if op.selection == "mask" else "",
+            f"{op_spec.name}_swizzle": op.components if op.selection == "swizzle" else "",
+            f"{op_spec.name}_select": op.components if op.selection == "select" else "",
+            f"{op_spec.name}_neg": op.neg, f"{op_spec.name}_abs": op.abs,
+            f"{op_spec.name}_kind": kind, f"{op_spec.name}_type": rtype,
+            f"{op_spec.name}_format": fmt,
+        })
+    return env
+
+
+def _table_check(rule: LegalityRule, ins: InstructionSpec, instruction: Instruction,
+                 program: Program, ctx: Context, spec: Spec) -> bool:
+    """Does the instance break a rule generated from the operand or availability tables?"""
+    if rule.check == "sat":
+        return instruction.sat
+    if rule.check == "target":
+        return ins.availability.target_supported(spec.model.target(ctx.target)) is not True
+    if rule.check == "stage":
+        return ctx.stage not in ins.availability.stages_for(ctx.runtime)
+    assert rule.operand is not None
+    position = [o.name for o in ins.operands].index(rule.operand)
+    op_spec: OperandSpec = ins.operands[position]
+    op: Operand = instruction.operands[position]
+    if rule.check == "file":
+        return op.file not in op_spec.files
+    if op.file not in op_spec.files:
+        return False  # reported by the file rule; one defect, one rule
+    if rule.check == "kind":
+        kind, _ = declared_kind(program, op.register, spec)
+        return bool(kind) and kind not in op_spec.kinds
+    if rule.check == "mask":
+        return op.selection == "mask" and op.components not in op_spec.masks
+    if rule.check == "swizzle":
+        return op.selection == "swizzle" and not op.is_immediate and \
+            op.components not in op_spec.swizzles
+    if rule.check == "modifier":
+        used = {m for m, on in (("neg", op.neg), ("abs", op.abs)) if on}
+        return bool(used - set(op_spec.modifiers))
+    raise ExecError(f"rule {rule.id}: unknown check {rule.check!r}")
+
+
+def _instruction_violations(instruction: Instruction, program: Program, ctx: Context,
+                            state: MachineState | None, spec: Spec) -> Iterator[LegalityRule]:
+    ins = spec.instructions[instruction.name]
+    if len(instruction.operands) != len(ins.operands):
+        raise ExecError(f"{ins.name} takes {len(ins.operands)} operands, "
+                        f"got {len(instruction.operands)}")
+    env: dict[str, Value] | None = None
+    for rule in ins.rules:
+        if rule.check == "expr":
+            assert rule.reject_if is not None
+            if env is None:
+                env = instance_features(instruction, program, ctx, state, spec)
+            if rule.reject_if.holds(env):
+                yield rule
+        elif _table_check(rule, ins, instruction, program, ctx, spec):
+            yield rule

@@ -1,0 +1,40 @@
+"""Reading operand values from a machine state: swizzles, selects and immediates."""
+
+from __future__ import annotations
+
+from oracle.errors import ExecError
+from oracle.program import COMPONENTS, Operand
+from oracle.state import MachineState
+
+
+def components(op: Operand, state: MachineState) -> tuple[int, int, int, int]:
+    """The four 32-bit components of a source after its swizzle (no modifiers applied).
+
+    A one-value immediate ``l(v)`` reads as v in every component; a select reads its component
+    everywhere, so ``components(op)[0]`` is the selected value.
+    """
+    if op.is_immediate:
+        values = op.values if len(op.values) == 4 else op.values * 4
+        raw = (values[0], values[1], values[2], values[3])
+        return raw
+    if op.index is None:
+        # Index-less inputs: the single invocation of a vector is thread 0 of its group.
+        return (0, 0, 0, 0)
+    if op.file != "r":
+        raise ExecError(f"cannot read {op.register} as a source value")
+    try:
+        reg = state.registers[op.register]
+    except KeyError:
+        raise ExecError(f"the state has no {op.register}") from None
+    letters = op.components or "xyzw"
+    if op.selection == "select":
+        letters = letters * 4
+    elif len(letters) < 4:
+        letters = letters + letters[-1] * (4 - len(letters))
+    picked = tuple(reg[COMPONENTS.index(c)] for c in letters[:4])
+    return (picked[0], picked[1], picked[2], picked[3])
+
+
+def scalar(op: Operand, state: MachineState) -> int:
+    """The selected (first post-swizzle) component."""
+    return components(op, state)[0]

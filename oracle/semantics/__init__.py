@@ -1,0 +1,20 @@
+"""One pure semantics function per specified instruction, looked up by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from oracle.program import Instruction, Program
+from oracle.semantics.dmovc import dmovc
+from oracle.semantics.imm_atomic_iadd import imm_atomic_iadd
+from oracle.semantics.store_structured import store_structured
+from oracle.spec import InstructionSpec
+from oracle.state import Execution, MachineState
+
+SemanticsFn = Callable[[Instruction, Program, MachineState, InstructionSpec], Execution]
+
+SEMANTICS: dict[str, SemanticsFn] = {
+    "store_structured": store_structured,
+    "imm_atomic_iadd": imm_atomic_iadd,
+    "dmovc": dmovc,
+}

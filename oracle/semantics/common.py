@@ -1,0 +1,70 @@
+"""Effects shared by the semantics functions: applying outcomes to an expected state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from oracle.clauses import outcomes_of
+from oracle.errors import ExecError
+from oracle.spec import Clause
+from oracle.state import (
+    Accept,
+    Execution,
+    ExpectedResource,
+    ExpectedState,
+    MachineState,
+    Resource,
+    exact,
+)
+
+
+@dataclass
+class Draft:
+    """A mutable working copy of the expected state, frozen again by :meth:`finish`."""
+
+    registers: dict[str, list[Accept]]
+    resources: dict[str, ExpectedResource | None]
+    invocation: str
+    fired: list[Clause] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, state: MachineState) -> Draft:
+        start = exact(state)
+        return cls({k: list(v) for k, v in start.registers.items()}, dict(start.resources),
+                   state.invocation)
+
+    def write_word(self, register: str, word: int, value: int) -> None:
+        res = self.resources[register]
+        if res is None:
+            return
+        words = list(res.words)
+        words[word] = value
+        self.resources[register] = ExpectedResource(res.kind, tuple(words), res.stride,
+                                                    res.count, res.format)
+
+    def set_component(self, register: str, component: int, value: Accept) -> None:
+        try:
+            self.registers[register][component] = value
+        except KeyError:
+            raise ExecError(f"the state has no {register}") from None
+
+    def undefine_resource(self, register: str) -> None:
+        self.resources[register] = None
+
+    def undefine_tgsm(self) -> None:
+        for key in self.resources:
+            if key.startswith("g"):
+                self.resources[key] = None
+
+    def finish(self) -> Execution:
+        regs = {k: (v[0], v[1], v[2], v[3]) for k, v in self.registers.items()}
+        clauses = tuple(dict.fromkeys(c.id for c in self.fired))
+        return Execution(outcomes_of(tuple(self.fired)), clauses,
+                         ExpectedState(regs, self.resources, self.invocation))
+
+
+def resource(state: MachineState, register: str) -> Resource:
+    try:
+        return state.resources[register]
+    except KeyError:
+        raise ExecError(f"the state has no {register}") from None

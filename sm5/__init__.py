@@ -1,0 +1,1 @@
+"""The ``sm5`` command line: one entry point over every package of the project."""

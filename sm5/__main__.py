@@ -1,0 +1,3 @@
+from sm5.cli import main
+
+raise SystemExit(main())

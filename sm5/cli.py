@@ -1,0 +1,44 @@
+"""``sm5``: the command line. Each package contributes subcommands through ``add_parser``.
+
+Exit codes: 0 success, 1 a check failed, 2 bad input (a malformed spec, vector, asm line, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from oracle import exec_cli, spec_cli
+from oracle.errors import Sm5Error
+
+Registrar = Callable[[argparse._SubParsersAction], None]  # type: ignore[type-arg]
+
+REGISTRARS: tuple[Registrar, ...] = (
+    spec_cli.add_parser,
+    exec_cli.add_parser,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sm5", description="Executable specification and conformance suite for Direct3D 11 "
+        "Shader Model 5 assembly.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for register in REGISTRARS:
+        register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.handler(args)
+    except Sm5Error as exc:
+        print(f"sm5: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("sm5: interrupted", file=sys.stderr)
+        return 130
+    return code
