@@ -1,0 +1,1 @@
+"""Golden vectors: the format, hypothesis strategies derived from the spec, and the generator."""
