@@ -66,9 +66,10 @@ install_packages() {
     fi
     log "apt-get update"
     as_root apt-get update -qq
+    missing="${missing% }"
     log "apt-get install $missing"
     # shellcheck disable=SC2086  # word splitting of the package list is intended
-    as_root env DEBIAN_FRONTEND=noninteractive \
+    as_root env DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes \
         apt-get install -y -qq --no-install-recommends $missing >/dev/null
 }
 
@@ -138,6 +139,7 @@ fetch_wine_source() {
         log "apt-get source --download-only $WINE_SRC_PKG (suite $WINE_SUITE, private apt state)"
         apt-get "${aptopts[@]}" update -qq
         (cd "$work/dl" && apt-get "${aptopts[@]}" -qq source --download-only "$WINE_SRC_PKG")
+        rm -rf "$work/apt"  # only needed for this download; the source stays for rebuilds
     else
         log "wine source already downloaded"
     fi
@@ -211,6 +213,9 @@ build_library() {
     gcc -shared -o "$LIB.tmp" "$obj"/*.o -lm -lpthread -ldl >>"$buildlog" 2>&1 \
         || { tail -n 30 "$buildlog" >&2; die "link failed"; }
     mv -f "$LIB.tmp" "$LIB"
+    # Public headers stay next to the library so tests can check the ctypes layouts.
+    mkdir -p "$SM5_VKD3D_DIR/include"
+    cp "$v/include/vkd3d_shader.h" "$v/include/vkd3d_types.h" "$SM5_VKD3D_DIR/include/"
     rm -rf "$work/src" "$obj" "$gen"
 }
 
@@ -227,6 +232,14 @@ EOF
 
 install_python_vulkan() {
     local out
+    if "$PYTHON" - 2>/dev/null <<'EOF'; then
+import importlib.metadata as md, sys
+major, minor = (int(x) for x in md.version("vulkan").split(".")[:2])
+sys.exit(0 if (major, minor) >= (1, 3) else 1)
+EOF
+        log "python module vulkan>=1.3 already installed for $PYTHON"
+        return
+    fi
     "$PYTHON" -m pip --version >/dev/null 2>&1 || die "$PYTHON has no pip"
     log "pip install 'vulkan>=1.3' into $("$PYTHON" -c 'import sys; print(sys.prefix)')"
     if ! out="$("$PYTHON" -m pip install -q --disable-pip-version-check 'vulkan>=1.3' 2>&1)"; then

@@ -17,13 +17,16 @@ from the SPIR-V (names such as ``"u0"``, ``"cb0"``) so callers never guess.
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 import functools
 import os
+import platform
 import shutil
 import struct
 import subprocess
 import sys
 import tempfile
+import threading
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -204,10 +207,57 @@ C_LAYOUTS: dict[str, type[ctypes.Structure]] = {
 
 @dataclass(frozen=True)
 class CompileResult:
-    """Output of one vkd3d_shader_compile call plus vkd3d's (warning/info) messages."""
+    """Output of one vkd3d_shader_compile call.
+
+    ``messages`` are vkd3d's compiler messages (warnings/info); ``debug_log``
+    its ``err:``/``fixme:`` debug channel, captured instead of going to stderr.
+    """
 
     code: bytes
     messages: str
+    debug_log: str = ""
+
+
+class _DebugLog:
+    """Captures vkd3d's debug channel (vkd3d_shader_set_log_callback).
+
+    The callback gets a C ``va_list``; on x86-64 SysV that is a pointer which
+    libc's vsnprintf accepts as is. Elsewhere vkd3d keeps printing to stderr.
+    The callback is process-global, so compiles are serialised by one lock.
+    """
+
+    _BUF_SIZE = 2048
+    lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.callback: object | None = None
+        libc_name = ctypes.util.find_library("c")
+        supported = sys.platform == "linux" and platform.machine() in ("x86_64", "AMD64")
+        if not (supported and libc_name):
+            return
+        libc = ctypes.CDLL(libc_name)
+        vsnprintf = libc.vsnprintf
+        vsnprintf.restype = ctypes.c_int
+        vsnprintf.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_void_p]
+        buf = ctypes.create_string_buffer(self._BUF_SIZE)
+
+        def on_log(fmt: bytes | None, args: int | None) -> None:
+            if fmt is None:
+                return
+            vsnprintf(buf, self._BUF_SIZE, fmt, args)
+            self.lines.append(buf.value.decode("utf-8", "replace"))
+
+        self.callback = _LOG_PFN(on_log)
+
+    def take(self) -> str:
+        text = "".join(self.lines)
+        self.lines.clear()
+        return text
+
+
+_LOG_PFN = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_void_p)
+_DEBUG_LOG = _DebugLog()
 
 
 def _as_bytes(data: object, what: str) -> bytes:
@@ -262,6 +312,10 @@ class Vkd3dShaderLib:
             ctypes.POINTER(_Code),
             ctypes.POINTER(ctypes.c_void_p),
         ]
+        if _DEBUG_LOG.callback is not None:
+            lib.vkd3d_shader_set_log_callback.restype = None
+            lib.vkd3d_shader_set_log_callback.argtypes = [_LOG_PFN]
+            lib.vkd3d_shader_set_log_callback(_DEBUG_LOG.callback)
 
     @property
     def name(self) -> str:
@@ -302,14 +356,17 @@ class Vkd3dShaderLib:
         )
         out = _Code()
         messages = ctypes.c_void_p()
-        result = self._lib.vkd3d_shader_compile(
-            ctypes.byref(info), ctypes.byref(out), ctypes.byref(messages)
-        )
+        with _DebugLog.lock:
+            _DEBUG_LOG.take()
+            result = self._lib.vkd3d_shader_compile(
+                ctypes.byref(info), ctypes.byref(out), ctypes.byref(messages)
+            )
+            debug_log = _DEBUG_LOG.take()
         log = self._take_messages(messages)
         code = self._take_code(out)
         if result < 0:
-            raise _error("vkd3d_shader_compile", result, log)
-        return CompileResult(code=code, messages=log)
+            raise _error("vkd3d_shader_compile", result, log + debug_log)
+        return CompileResult(code=code, messages=log, debug_log=debug_log)
 
     def _take_messages(self, messages: ctypes.c_void_p) -> str:
         if not messages.value:
@@ -385,10 +442,13 @@ class Vkd3dShaderLib:
             descs[i].data = _Code(ctypes.cast(buf, ctypes.c_void_p), len(raw))
         out = _Code()
         messages = ctypes.c_void_p()
-        result = self._lib.vkd3d_shader_serialize_dxbc(
-            len(sections), descs, ctypes.byref(out), ctypes.byref(messages)
-        )
-        log = self._take_messages(messages)
+        with _DebugLog.lock:
+            _DEBUG_LOG.take()
+            result = self._lib.vkd3d_shader_serialize_dxbc(
+                len(sections), descs, ctypes.byref(out), ctypes.byref(messages)
+            )
+            debug_log = _DEBUG_LOG.take()
+        log = self._take_messages(messages) + debug_log
         code = self._take_code(out)
         if result < 0:
             raise _error("vkd3d_shader_serialize_dxbc", result, log)
@@ -414,8 +474,11 @@ class Vkd3dCompilerCli:
     def __init__(self, exe: str | Path | None = None) -> None:
         found = shutil.which(str(exe) if exe is not None else CLI_NAME)
         if found is None:
-            raise Vkd3dUnavailable(f"{exe or CLI_NAME} not found on PATH (apt-get install {CLI_NAME})")
+            raise Vkd3dUnavailable(
+                f"{exe or CLI_NAME} not found on PATH (apt-get install {CLI_NAME})"
+            )
         self.path = Path(found)
+        self._version: str | None = None
 
     @property
     def name(self) -> str:
@@ -429,12 +492,13 @@ class Vkd3dCompilerCli:
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise Vkd3dUnavailable(f"cannot run {self.path}: {exc}") from exc
 
-    @functools.cache  # noqa: B019 - one answer per instance, instances are few
     def version(self) -> str:
-        """First line of ``vkd3d-compiler --version``."""
-        proc = self._run(["--version"])
-        text = (proc.stdout or proc.stderr).decode("utf-8", "replace").strip()
-        return text.splitlines()[0] if text else "unknown"
+        """First line of ``vkd3d-compiler --version`` (asked once per instance)."""
+        if self._version is None:
+            proc = self._run(["--version"])
+            text = (proc.stdout or proc.stderr).decode("utf-8", "replace").strip()
+            self._version = text.splitlines()[0] if text else "unknown"
+        return self._version
 
     def dxbc_to_spirv(self, dxbc: bytes, uav: UavMode = "texel") -> bytes:
         """Translate with the CLI; files, not pipes, so binary I/O is exact."""
@@ -529,6 +593,17 @@ _OP_TYPE_STRUCT = 30
 _OP_TYPE_POINTER = 32
 _OP_VARIABLE = 59
 _OP_DECORATE = 71
+_TYPE_OPS = frozenset(
+    (
+        _OP_TYPE_IMAGE,
+        _OP_TYPE_SAMPLER,
+        _OP_TYPE_SAMPLED_IMAGE,
+        _OP_TYPE_ARRAY,
+        _OP_TYPE_RUNTIME_ARRAY,
+        _OP_TYPE_STRUCT,
+        _OP_TYPE_POINTER,
+    )
+)
 _DEC_BLOCK = 2
 _DEC_BUFFER_BLOCK = 3
 _DEC_BINDING = 33
@@ -539,8 +614,15 @@ _SC_STORAGE_BUFFER = 12
 _DIM_BUFFER = 5
 
 DescriptorKind = Literal[
-    "texel", "uniform_texel", "ssbo", "uniform", "storage_image", "sampled_image",
-    "sampler", "combined_image_sampler", "other",
+    "texel",
+    "uniform_texel",
+    "ssbo",
+    "uniform",
+    "storage_image",
+    "sampled_image",
+    "sampler",
+    "combined_image_sampler",
+    "other",
 ]
 
 
@@ -615,9 +697,7 @@ def _parse(spirv: bytes) -> _Module:
             mod.entry_points[_literal_string(ops[2:])] = ops[0]
         elif opcode == _OP_VARIABLE and len(ops) >= 3:
             mod.variables.append((ops[1], ops[0], ops[2]))
-        elif opcode in (_OP_TYPE_IMAGE, _OP_TYPE_SAMPLER, _OP_TYPE_SAMPLED_IMAGE,
-                        _OP_TYPE_ARRAY, _OP_TYPE_RUNTIME_ARRAY, _OP_TYPE_STRUCT,
-                        _OP_TYPE_POINTER) and ops:
+        elif opcode in _TYPE_OPS and ops:
             mod.types[ops[0]] = (opcode, ops[1:])
     return mod
 

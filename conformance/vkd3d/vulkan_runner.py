@@ -1,0 +1,748 @@
+"""Run vkd3d's SPIR-V compute shaders on Mesa lavapipe (CPU Vulkan) with canaries.
+
+One `VulkanRunner` owns one instance + device on lavapipe (the loader is forced
+to lavapipe's ICD before the ``vulkan`` module is imported) and runs a SPIR-V
+compute shader against a set of buffer bindings in descriptor set 0::
+
+    with VulkanRunner() as runner:
+        [out] = runner.run(spirv, [BufferBinding(binding=0, words=(5, 0), kind="texel")])
+        assert out.words == (5, 12) and out.guard_intact
+
+Each binding is a window inside its own host-visible VkBuffer; the words
+around the window are canaries (``0xC0DE0000 + word index in the VkBuffer``)
+so out-of-bounds writes that escape the descriptor range are detected, the way
+a D3D11 UAV with FirstElement/NumElements is a window of a larger resource.
+
+Shader modules, pipelines and descriptor set layouts are cached by
+(sha256 of the SPIR-V, entry point, binding layout); buffers and views are
+reused. Mesa's on-disk shader cache goes under the sm5-conformance cache root
+unless ``MESA_SHADER_CACHE_DIR`` is set. A runner is not thread-safe.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import hashlib
+import importlib.util
+import os
+import platform
+from array import array
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType, TracebackType
+from typing import Any, Literal, get_args
+
+from conformance.vkd3d.shader import (
+    SpirvError,
+    cache_root,
+    spirv_descriptors,
+    spirv_entry_points,
+)
+
+BindingKind = Literal["texel", "ssbo", "uniform", "uniform_texel"]
+"""Descriptor types: storage texel buffer, storage buffer, uniform buffer, uniform texel buffer."""
+
+TexelFormat = Literal["r32_uint", "r32_sint", "r32_float"]
+"""Buffer-view format of texel kinds; must match the shader's declared format."""
+
+CANARY_BASE = 0xC0DE0000
+FENCE_TIMEOUT_NS = 60 * 10**9
+_GLCOMPUTE = 5
+_U32_MAX = 0xFFFFFFFF
+_ENV_MESA_CACHE = "MESA_SHADER_CACHE_DIR"
+
+
+class VulkanUnavailable(Exception):
+    """No usable lavapipe device: missing ICD, libvulkan, ``vulkan`` module or feature."""
+
+
+class VulkanRunError(Exception):
+    """The Vulkan implementation failed a call while running a shader."""
+
+
+@dataclass(frozen=True)
+class BufferBinding:
+    """One descriptor of set 0 and the initial contents of the window it exposes.
+
+    ``words`` are raw u32 values (floats as their bit patterns). Texel kinds
+    view the window with ``texel_format``; other kinds ignore it.
+    """
+
+    binding: int
+    words: tuple[int, ...]
+    kind: BindingKind = "texel"
+    guard_words: int = 64
+    texel_format: TexelFormat = "r32_uint"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.binding, int) or self.binding < 0:
+            raise ValueError(f"binding must be an int >= 0, got {self.binding!r}")
+        if self.kind not in get_args(BindingKind):
+            raise ValueError(f"kind must be one of {get_args(BindingKind)}, got {self.kind!r}")
+        if self.texel_format not in get_args(TexelFormat):
+            raise ValueError(f"texel_format must be one of {get_args(TexelFormat)}")
+        if not isinstance(self.guard_words, int) or self.guard_words < 0:
+            raise ValueError(f"guard_words must be an int >= 0, got {self.guard_words!r}")
+        if not self.words:
+            raise ValueError(f"binding {self.binding}: window must hold at least one word")
+        for i, word in enumerate(self.words):
+            if not isinstance(word, int) or not 0 <= word <= _U32_MAX:
+                raise ValueError(f"binding {self.binding}: words[{i}]={word!r} is not a u32")
+
+
+@dataclass(frozen=True)
+class RunOutput:
+    """What one binding's buffer holds after the dispatch.
+
+    ``guard_diff`` lists changed canaries as (offset in words relative to the
+    window start, negative before it; expected canary; value found).
+    """
+
+    binding: int
+    words: tuple[int, ...]
+    guard_intact: bool
+    guard_diff: tuple[tuple[int, int, int], ...]
+
+
+# --------------------------------------------------------------------------- environment
+
+
+def _icd_dirs() -> list[Path]:
+    """The loader's standard ICD manifest directories (XDG data dirs + sysconf)."""
+    data_dirs = os.environ.get("XDG_DATA_DIRS") or "/usr/local/share:/usr/share"
+    dirs = [Path(d) / "vulkan" / "icd.d" for d in data_dirs.split(":") if d]
+    return [*dirs, Path("/etc/vulkan/icd.d")]
+
+
+def find_lavapipe_icd() -> Path | None:
+    """lavapipe's ICD manifest (``lvp_icd.<arch>.json``), preferring this machine's arch."""
+    found = [p for d in _icd_dirs() if d.is_dir() for p in sorted(d.glob("lvp_icd*.json"))]
+    arch = platform.machine()
+    return next((p for p in found if arch in p.name), found[0] if found else None)
+
+
+def _libvulkan_loadable() -> bool:
+    name = ctypes.util.find_library("vulkan") or "libvulkan.so.1"
+    try:
+        ctypes.CDLL(name)
+    except OSError:
+        return False
+    return True
+
+
+def vulkan_available() -> tuple[bool, str]:
+    """(True, "") if lavapipe, libvulkan and the ``vulkan`` module are all present."""
+    if find_lavapipe_icd() is None:
+        dirs = ", ".join(str(d) for d in _icd_dirs())
+        return False, f"lavapipe ICD lvp_icd.*.json not found in {dirs} (mesa-vulkan-drivers)"
+    if not _libvulkan_loadable():
+        return False, "libvulkan.so.1 cannot be loaded (libvulkan1)"
+    if importlib.util.find_spec("vulkan") is None:
+        return False, "python module 'vulkan' is not installed (pip install 'vulkan>=1.3')"
+    return True, ""
+
+
+def _prepare_environment(icd: Path) -> None:
+    """Force lavapipe and keep Mesa's shader cache in the project cache root."""
+    os.environ["VK_ICD_FILENAMES"] = str(icd)
+    os.environ["VK_DRIVER_FILES"] = str(icd)
+    if not os.environ.get(_ENV_MESA_CACHE):
+        mesa_cache = cache_root() / "mesa-shader-cache"
+        mesa_cache.mkdir(parents=True, exist_ok=True)
+        os.environ[_ENV_MESA_CACHE] = str(mesa_cache)
+
+
+def _import_vulkan() -> ModuleType:
+    ok, reason = vulkan_available()
+    if not ok:
+        raise VulkanUnavailable(reason)
+    icd = find_lavapipe_icd()
+    assert icd is not None
+    _prepare_environment(icd)
+    try:
+        import vulkan  # type: ignore[import-untyped,unused-ignore]  # env must be set first
+    except (ImportError, OSError) as exc:
+        raise VulkanUnavailable(f"cannot import the vulkan module: {exc}") from exc
+    module: ModuleType = vulkan
+    return module
+
+
+# --------------------------------------------------------------------------- internals
+
+
+@dataclass
+class _Limits:
+    texel_align: int
+    storage_align: int
+    uniform_align: int
+    max_groups: tuple[int, int, int]
+    max_texels: int
+    max_storage_range: int
+    max_uniform_range: int
+
+
+@dataclass
+class _Layout:
+    set_layout: Any
+    pipeline_layout: Any
+    pool: Any
+    descriptor_set: Any
+
+
+@dataclass
+class _Pipeline:
+    module: Any
+    pipeline: Any
+    layout: _Layout
+
+
+@dataclass
+class _HostBuffer:
+    buffer: Any
+    memory: Any
+    mapped: Any
+    capacity: int
+    views: OrderedDict[tuple[int, int, str], Any] = field(default_factory=OrderedDict)
+
+
+@dataclass(frozen=True)
+class _Placement:
+    """Where a binding's window sits in its VkBuffer, in words."""
+
+    pre: int
+    count: int
+    post: int
+
+    @property
+    def total(self) -> int:
+        return self.pre + self.count + self.post
+
+
+_LayoutKey = tuple[tuple[int, str], ...]
+_MAX_VIEWS_PER_BUFFER = 8
+_MIN_BUFFER_BYTES = 4096
+
+
+def _canaries(start: int, count: int) -> array[int]:
+    return array("I", ((CANARY_BASE + i) & _U32_MAX for i in range(start, start + count)))
+
+
+def _align_up(value: int, alignment: int) -> int:
+    return (value + alignment - 1) // alignment * alignment
+
+
+# --------------------------------------------------------------------------- runner
+
+
+class VulkanRunner:
+    """A lavapipe device that runs compute SPIR-V against canary-guarded buffers."""
+
+    def __init__(self, *, robust_buffer_access: bool = True, max_pipelines: int = 256) -> None:
+        """Create the device; raises VulkanUnavailable with the reason if impossible."""
+        self._vk = _import_vulkan()
+        self._max_pipelines = max(1, max_pipelines)
+        self._pipelines: OrderedDict[tuple[bytes, str, _LayoutKey], _Pipeline] = OrderedDict()
+        self._layouts: dict[_LayoutKey, _Layout] = {}
+        self._buffers: dict[int, _HostBuffer] = {}
+        self._instance: Any = None
+        self._device: Any = None
+        self._broken = ""
+        self.robust_buffer_access = robust_buffer_access
+        try:
+            self._create_device()
+        except BaseException as exc:
+            self.close()
+            if isinstance(exc, self._vk.VkError | self._vk.VkException | OSError):
+                raise VulkanUnavailable(f"cannot create a lavapipe device: {exc!r}") from exc
+            raise
+
+    # ----------------------------------------------------------------- device
+
+    def _create_device(self) -> None:
+        vk = self._vk
+        app = vk.VkApplicationInfo(
+            pApplicationName="sm5-conformance",
+            applicationVersion=1,
+            pEngineName="sm5-conformance",
+            engineVersion=1,
+            apiVersion=vk.VK_MAKE_VERSION(1, 1, 0),
+        )
+        self._instance = vk.vkCreateInstance(vk.VkInstanceCreateInfo(pApplicationInfo=app), None)
+        self._physical = self._pick_lavapipe()
+        props = vk.vkGetPhysicalDeviceProperties(self._physical)
+        name = props.deviceName  # the binding returns str; raw cdata on older versions
+        self.device_name: str = name if isinstance(name, str) else vk.ffi.string(name).decode()
+        self.api_version: str = _version_string(props.apiVersion)
+        self._limits = _read_limits(props.limits)
+        features = self._enabled_features()
+        family = self._compute_queue_family()
+        queue_info = vk.VkDeviceQueueCreateInfo(
+            queueFamilyIndex=family, queueCount=1, pQueuePriorities=[1.0]
+        )
+        self._device = vk.vkCreateDevice(
+            self._physical,
+            vk.VkDeviceCreateInfo(pQueueCreateInfos=[queue_info], pEnabledFeatures=features),
+            None,
+        )
+        self._queue = vk.vkGetDeviceQueue(self._device, family, 0)
+        self._memory_type = self._host_coherent_memory_type()
+        self._command_pool = vk.vkCreateCommandPool(
+            self._device,
+            vk.VkCommandPoolCreateInfo(
+                flags=vk.VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                queueFamilyIndex=family,
+            ),
+            None,
+        )
+        self._cmd = vk.vkAllocateCommandBuffers(
+            self._device,
+            vk.VkCommandBufferAllocateInfo(
+                commandPool=self._command_pool,
+                level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                commandBufferCount=1,
+            ),
+        )[0]
+        self._fence = vk.vkCreateFence(self._device, vk.VkFenceCreateInfo(), None)
+
+    def _pick_lavapipe(self) -> Any:
+        vk = self._vk
+        devices = list(vk.vkEnumeratePhysicalDevices(self._instance))
+        for dev in devices:
+            props = vk.vkGetPhysicalDeviceProperties(dev)
+            if props.deviceType == vk.VK_PHYSICAL_DEVICE_TYPE_CPU:
+                return dev
+        raise VulkanUnavailable(f"no CPU (lavapipe) device among {len(devices)} devices")
+
+    def _enabled_features(self) -> Any:
+        vk = self._vk
+        have = vk.vkGetPhysicalDeviceFeatures(self._physical)
+        if not have.shaderFloat64:
+            raise VulkanUnavailable("device lacks shaderFloat64")
+        if self.robust_buffer_access and not have.robustBufferAccess:
+            raise VulkanUnavailable("device lacks robustBufferAccess")
+        return vk.VkPhysicalDeviceFeatures(
+            robustBufferAccess=vk.VK_TRUE if self.robust_buffer_access else vk.VK_FALSE,
+            shaderFloat64=vk.VK_TRUE,
+            shaderInt64=vk.VK_TRUE if have.shaderInt64 else vk.VK_FALSE,
+        )
+
+    def _compute_queue_family(self) -> int:
+        vk = self._vk
+        families = vk.vkGetPhysicalDeviceQueueFamilyProperties(self._physical)
+        for index, family in enumerate(families):
+            if family.queueFlags & vk.VK_QUEUE_COMPUTE_BIT:
+                return index
+        raise VulkanUnavailable("lavapipe exposes no compute queue")
+
+    def _host_coherent_memory_type(self) -> int:
+        vk = self._vk
+        wanted = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+        mem = vk.vkGetPhysicalDeviceMemoryProperties(self._physical)
+        for index in range(mem.memoryTypeCount):
+            if mem.memoryTypes[index].propertyFlags & wanted == wanted:
+                return index
+        raise VulkanUnavailable("no host-visible coherent memory type")
+
+    # ----------------------------------------------------------------- public
+
+    def run(
+        self,
+        spirv: bytes,
+        bindings: Sequence[BufferBinding],
+        entry: str = "main",
+        groups: tuple[int, int, int] = (1, 1, 1),
+    ) -> list[RunOutput]:
+        """Dispatch ``groups`` workgroups of ``entry``; one RunOutput per binding, same order.
+
+        Raises ValueError/SpirvError for bad arguments (including a shader whose
+        set-0 descriptors are not all supplied with a matching kind) and
+        VulkanRunError if Vulkan fails.
+        """
+        self._check_usable()
+        self._check_groups(groups)
+        numbers = [b.binding for b in bindings]
+        if len(set(numbers)) != len(numbers):
+            raise ValueError(f"duplicate binding numbers in {numbers}")
+        vk = self._vk
+        try:
+            pipeline = self._pipeline(bytes(spirv), entry, bindings)
+            placements = [self._upload(b) for b in bindings]
+            self._write_descriptors(pipeline.layout, bindings, placements)
+            self._dispatch(pipeline, groups)
+        except vk.VkError as exc:
+            raise VulkanRunError(f"Vulkan call failed: {exc!r}") from exc
+        except vk.VkException as exc:  # VK_TIMEOUT and friends
+            self._broken = f"fence wait ended with {exc!r}; the device may still be busy"
+            raise VulkanRunError(self._broken) from exc
+        return [self._read_back(b, p) for b, p in zip(bindings, placements, strict=True)]
+
+    def close(self) -> None:
+        """Destroy every Vulkan object; the runner is unusable afterwards."""
+        vk, device = self._vk, self._device
+        if device is not None:
+            vk.vkDeviceWaitIdle(device)
+            for pipe in self._pipelines.values():
+                self._destroy_pipeline(pipe)
+            for layout in self._layouts.values():
+                vk.vkDestroyDescriptorPool(device, layout.pool, None)
+                vk.vkDestroyPipelineLayout(device, layout.pipeline_layout, None)
+                vk.vkDestroyDescriptorSetLayout(device, layout.set_layout, None)
+            for buf in self._buffers.values():
+                self._destroy_buffer(buf)
+            vk.vkDestroyFence(device, self._fence, None)
+            vk.vkDestroyCommandPool(device, self._command_pool, None)
+            vk.vkDestroyDevice(device, None)
+        if self._instance is not None:
+            vk.vkDestroyInstance(self._instance, None)
+        self._pipelines.clear()
+        self._layouts.clear()
+        self._buffers.clear()
+        self._device = self._instance = None
+        self._broken = self._broken or "runner is closed"
+
+    def __enter__(self) -> VulkanRunner:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def cached_pipelines(self) -> int:
+        """Number of pipelines currently cached (for tests and benchmarks)."""
+        return len(self._pipelines)
+
+    # ----------------------------------------------------------------- checks
+
+    def _check_usable(self) -> None:
+        if self._broken:
+            raise VulkanRunError(self._broken)
+
+    def _check_groups(self, groups: tuple[int, int, int]) -> None:
+        if len(groups) != 3 or not all(isinstance(g, int) for g in groups):
+            raise ValueError(f"groups must be three ints, got {groups!r}")
+        for g, limit in zip(groups, self._limits.max_groups, strict=True):
+            if not 1 <= g <= limit:
+                raise ValueError(f"groups {groups} outside 1..{self._limits.max_groups}")
+
+    def _validate_shader(self, spirv: bytes, entry: str, bindings: Sequence[BufferBinding]) -> None:
+        """Refuse what would be undefined behaviour (lavapipe does not validate SPIR-V)."""
+        models = spirv_entry_points(spirv)
+        if models.get(entry) != _GLCOMPUTE:
+            raise SpirvError(f"no GLCompute entry point {entry!r} (found {sorted(models)})")
+        given = {b.binding: b for b in bindings}
+        for desc in spirv_descriptors(spirv):
+            label = desc.name or f"%{desc.variable_id}"
+            if desc.set != 0:
+                raise SpirvError(f"descriptor {label} uses set {desc.set}; only set 0 is bound")
+            binding = given.get(desc.binding)
+            if binding is None:
+                raise ValueError(f"shader uses binding {desc.binding} ({label}) but none given")
+            if binding.kind != desc.kind:
+                raise ValueError(
+                    f"binding {desc.binding} ({label}) is a {desc.kind} descriptor in the "
+                    f"shader but was given as {binding.kind}"
+                )
+
+    # ----------------------------------------------------------------- pipelines
+
+    def _pipeline(self, spirv: bytes, entry: str, bindings: Sequence[BufferBinding]) -> _Pipeline:
+        layout_key: _LayoutKey = tuple(sorted((b.binding, b.kind) for b in bindings))
+        key = (hashlib.sha256(spirv).digest(), entry, layout_key)
+        cached = self._pipelines.get(key)
+        if cached is not None:
+            self._pipelines.move_to_end(key)
+            return cached
+        self._validate_shader(spirv, entry, bindings)
+        pipe = self._create_pipeline(spirv, entry, self._layout(layout_key))
+        self._pipelines[key] = pipe
+        while len(self._pipelines) > self._max_pipelines:
+            _, old = self._pipelines.popitem(last=False)
+            self._destroy_pipeline(old)
+        return pipe
+
+    def _create_pipeline(self, spirv: bytes, entry: str, layout: _Layout) -> _Pipeline:
+        vk = self._vk
+        module = vk.vkCreateShaderModule(
+            self._device, vk.VkShaderModuleCreateInfo(codeSize=len(spirv), pCode=spirv), None
+        )
+        stage = vk.VkPipelineShaderStageCreateInfo(
+            stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module, pName=entry
+        )
+        info = vk.VkComputePipelineCreateInfo(stage=stage, layout=layout.pipeline_layout)
+        try:
+            pipeline = vk.vkCreateComputePipelines(self._device, None, 1, [info], None)[0]
+        except vk.VkError:
+            vk.vkDestroyShaderModule(self._device, module, None)
+            raise
+        return _Pipeline(module=module, pipeline=pipeline, layout=layout)
+
+    def _destroy_pipeline(self, pipe: _Pipeline) -> None:
+        self._vk.vkDestroyPipeline(self._device, pipe.pipeline, None)
+        self._vk.vkDestroyShaderModule(self._device, pipe.module, None)
+
+    def _layout(self, key: _LayoutKey) -> _Layout:
+        """Set layout + pipeline layout + one descriptor set, shared by all shaders."""
+        found = self._layouts.get(key)
+        if found is not None:
+            return found
+        vk, dev = self._vk, self._device
+        entries = [
+            vk.VkDescriptorSetLayoutBinding(
+                binding=number,
+                descriptorType=self._descriptor_type(kind),
+                descriptorCount=1,
+                stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
+            )
+            for number, kind in key
+        ]
+        set_layout = vk.vkCreateDescriptorSetLayout(
+            dev, vk.VkDescriptorSetLayoutCreateInfo(pBindings=entries), None
+        )
+        pipeline_layout = vk.vkCreatePipelineLayout(
+            dev, vk.VkPipelineLayoutCreateInfo(pSetLayouts=[set_layout]), None
+        )
+        counts: dict[int, int] = {}
+        for _, kind in key:
+            dtype = self._descriptor_type(kind)
+            counts[dtype] = counts.get(dtype, 0) + 1
+        sizes = [vk.VkDescriptorPoolSize(type=t, descriptorCount=n) for t, n in counts.items()]
+        pool = vk.vkCreateDescriptorPool(
+            dev, vk.VkDescriptorPoolCreateInfo(maxSets=1, pPoolSizes=sizes or None), None
+        )
+        descriptor_set = vk.vkAllocateDescriptorSets(
+            dev,
+            vk.VkDescriptorSetAllocateInfo(
+                descriptorPool=pool, descriptorSetCount=1, pSetLayouts=[set_layout]
+            ),
+        )[0]
+        layout = _Layout(set_layout, pipeline_layout, pool, descriptor_set)
+        self._layouts[key] = layout
+        return layout
+
+    def _descriptor_type(self, kind: str) -> int:
+        vk = self._vk
+        types: dict[str, int] = {
+            "texel": vk.VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER,
+            "uniform_texel": vk.VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
+            "ssbo": vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            "uniform": vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER,
+        }
+        return types[kind]
+
+    # ----------------------------------------------------------------- buffers
+
+    def _placement(self, binding: BufferBinding) -> _Placement:
+        limits = self._limits
+        align = {
+            "texel": limits.texel_align,
+            "uniform_texel": limits.texel_align,
+            "ssbo": limits.storage_align,
+            "uniform": limits.uniform_align,
+        }[binding.kind]
+        count = len(binding.words)
+        max_bytes = {
+            "texel": limits.max_texels * 4,
+            "uniform_texel": limits.max_texels * 4,
+            "ssbo": limits.max_storage_range,
+            "uniform": limits.max_uniform_range,
+        }[binding.kind]
+        if count * 4 > max_bytes:
+            raise ValueError(f"binding {binding.binding}: {count} words exceed {max_bytes} bytes")
+        pre_bytes = _align_up(binding.guard_words * 4, max(4, align))
+        return _Placement(pre=pre_bytes // 4, count=count, post=binding.guard_words)
+
+    def _upload(self, binding: BufferBinding) -> _Placement:
+        place = self._placement(binding)
+        buf = self._buffer_for(binding.binding, place.total * 4)
+        data = _canaries(0, place.pre)
+        data.extend(binding.words)
+        data.extend(_canaries(place.pre + place.count, place.post))
+        raw = data.tobytes()
+        buf.mapped[0 : len(raw)] = raw
+        return place
+
+    def _buffer_for(self, number: int, size: int) -> _HostBuffer:
+        """Reuse the binding's VkBuffer when big enough, else replace it."""
+        current = self._buffers.get(number)
+        if current is not None and current.capacity >= size:
+            return current
+        if current is not None:
+            self._destroy_buffer(current)
+        capacity = max(_MIN_BUFFER_BYTES, 1 << (size - 1).bit_length())
+        buf = self._create_buffer(capacity)
+        self._buffers[number] = buf
+        return buf
+
+    def _create_buffer(self, capacity: int) -> _HostBuffer:
+        vk, dev = self._vk, self._device
+        usage = (
+            vk.VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT
+            | vk.VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT
+            | vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT
+            | vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT
+        )
+        buffer = vk.vkCreateBuffer(
+            dev,
+            vk.VkBufferCreateInfo(
+                size=capacity, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE
+            ),
+            None,
+        )
+        needs = vk.vkGetBufferMemoryRequirements(dev, buffer)
+        if not needs.memoryTypeBits & (1 << self._memory_type):
+            vk.vkDestroyBuffer(dev, buffer, None)
+            raise VulkanRunError("buffer cannot live in host-coherent memory")
+        memory = vk.vkAllocateMemory(
+            dev,
+            vk.VkMemoryAllocateInfo(allocationSize=needs.size, memoryTypeIndex=self._memory_type),
+            None,
+        )
+        vk.vkBindBufferMemory(dev, buffer, memory, 0)
+        mapped = vk.vkMapMemory(dev, memory, 0, capacity, 0)
+        return _HostBuffer(buffer=buffer, memory=memory, mapped=mapped, capacity=capacity)
+
+    def _destroy_buffer(self, buf: _HostBuffer) -> None:
+        vk, dev = self._vk, self._device
+        for view in buf.views.values():
+            vk.vkDestroyBufferView(dev, view, None)
+        vk.vkUnmapMemory(dev, buf.memory)
+        vk.vkDestroyBuffer(dev, buf.buffer, None)
+        vk.vkFreeMemory(dev, buf.memory, None)
+
+    def _view_for(self, buf: _HostBuffer, offset: int, size: int, fmt: str) -> Any:
+        key = (offset, size, fmt)
+        view = buf.views.get(key)
+        if view is not None:
+            buf.views.move_to_end(key)
+            return view
+        vk = self._vk
+        formats = {
+            "r32_uint": vk.VK_FORMAT_R32_UINT,
+            "r32_sint": vk.VK_FORMAT_R32_SINT,
+            "r32_float": vk.VK_FORMAT_R32_SFLOAT,
+        }
+        view = vk.vkCreateBufferView(
+            self._device,
+            vk.VkBufferViewCreateInfo(
+                buffer=buf.buffer, format=formats[fmt], offset=offset, range=size
+            ),
+            None,
+        )
+        buf.views[key] = view
+        while len(buf.views) > _MAX_VIEWS_PER_BUFFER:  # idle: every run waits for its fence
+            _, old = buf.views.popitem(last=False)
+            vk.vkDestroyBufferView(self._device, old, None)
+        return view
+
+    def _write_descriptors(
+        self, layout: _Layout, bindings: Sequence[BufferBinding], places: Sequence[_Placement]
+    ) -> None:
+        vk = self._vk
+        writes = []
+        for binding, place in zip(bindings, places, strict=True):
+            buf = self._buffers[binding.binding]
+            offset, size = place.pre * 4, place.count * 4
+            common = {
+                "dstSet": layout.descriptor_set,
+                "dstBinding": binding.binding,
+                "descriptorCount": 1,
+                "descriptorType": self._descriptor_type(binding.kind),
+            }
+            if binding.kind in ("texel", "uniform_texel"):
+                view = self._view_for(buf, offset, size, binding.texel_format)
+                writes.append(vk.VkWriteDescriptorSet(**common, pTexelBufferView=[view]))
+            else:
+                info = vk.VkDescriptorBufferInfo(buffer=buf.buffer, offset=offset, range=size)
+                writes.append(vk.VkWriteDescriptorSet(**common, pBufferInfo=[info]))
+        if writes:
+            vk.vkUpdateDescriptorSets(self._device, len(writes), writes, 0, None)
+
+    # ----------------------------------------------------------------- dispatch
+
+    def _dispatch(self, pipe: _Pipeline, groups: tuple[int, int, int]) -> None:
+        vk, cmd = self._vk, self._cmd
+        vk.vkBeginCommandBuffer(
+            cmd,
+            vk.VkCommandBufferBeginInfo(flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT),
+        )
+        vk.vkCmdBindPipeline(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline)
+        vk.vkCmdBindDescriptorSets(
+            cmd,
+            vk.VK_PIPELINE_BIND_POINT_COMPUTE,
+            pipe.layout.pipeline_layout,
+            0,
+            1,
+            [pipe.layout.descriptor_set],
+            0,
+            None,
+        )
+        vk.vkCmdDispatch(cmd, *groups)
+        barrier = vk.VkMemoryBarrier(
+            srcAccessMask=vk.VK_ACCESS_SHADER_WRITE_BIT, dstAccessMask=vk.VK_ACCESS_HOST_READ_BIT
+        )
+        vk.vkCmdPipelineBarrier(
+            cmd,
+            vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+            vk.VK_PIPELINE_STAGE_HOST_BIT,
+            0,
+            1,
+            [barrier],
+            0,
+            None,
+            0,
+            None,
+        )
+        vk.vkEndCommandBuffer(cmd)
+        vk.vkQueueSubmit(self._queue, 1, [vk.VkSubmitInfo(pCommandBuffers=[cmd])], self._fence)
+        vk.vkWaitForFences(self._device, 1, [self._fence], vk.VK_TRUE, FENCE_TIMEOUT_NS)
+        vk.vkResetFences(self._device, 1, [self._fence])
+
+    def _read_back(self, binding: BufferBinding, place: _Placement) -> RunOutput:
+        buf = self._buffers[binding.binding]
+        data = array("I")
+        data.frombytes(buf.mapped[0 : place.total * 4])
+        window_end = place.pre + place.count
+        diff = tuple(_guard_diff(data, place.pre, range(0, place.pre))) + tuple(
+            _guard_diff(data, place.pre, range(window_end, place.total))
+        )
+        return RunOutput(
+            binding=binding.binding,
+            words=tuple(data[place.pre : window_end]),
+            guard_intact=not diff,
+            guard_diff=diff,
+        )
+
+
+def _guard_diff(data: array[int], window: int, indices: range) -> Iterator[tuple[int, int, int]]:
+    for i in indices:
+        expected = (CANARY_BASE + i) & _U32_MAX
+        if data[i] != expected:
+            yield (i - window, expected, data[i])
+
+
+def _version_string(packed: int) -> str:
+    return f"{packed >> 22}.{(packed >> 12) & 0x3FF}.{packed & 0xFFF}"
+
+
+def _read_limits(limits: Any) -> _Limits:
+    return _Limits(
+        texel_align=int(limits.minTexelBufferOffsetAlignment),
+        storage_align=int(limits.minStorageBufferOffsetAlignment),
+        uniform_align=int(limits.minUniformBufferOffsetAlignment),
+        max_groups=(
+            int(limits.maxComputeWorkGroupCount[0]),
+            int(limits.maxComputeWorkGroupCount[1]),
+            int(limits.maxComputeWorkGroupCount[2]),
+        ),
+        max_texels=int(limits.maxTexelBufferElements),
+        max_storage_range=int(limits.maxStorageBufferRange),
+        max_uniform_range=int(limits.maxUniformBufferRange),
+    )
