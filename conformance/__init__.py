@@ -1,0 +1,1 @@
+"""Conformance: run the golden vectors against an implementation (pytest plugin, CLI, mutants)."""
