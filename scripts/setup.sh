@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Set up a working environment in .venv: the project with its test tools, and on request the
+# optional real components (vkd3d-shader on Mesa lavapipe; Chromium for the report's browser test).
+#
+#   bash scripts/setup.sh            the project and its test tools
+#   bash scripts/setup.sh --vkd3d    + Debian's Vulkan/lavapipe and vkd3d packages, libvkd3d-shader 1.14
+#   bash scripts/setup.sh --browser  + Debian's Chromium and playwright
+#   bash scripts/setup.sh --all      everything
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_vkd3d=0
+want_browser=0
+for arg in "$@"; do
+  case "$arg" in
+    --vkd3d) want_vkd3d=1 ;;
+    --browser) want_browser=1 ;;
+    --all) want_vkd3d=1; want_browser=1 ;;
+    *) echo "setup.sh: unknown option $arg (expected --vkd3d, --browser, --all)" >&2; exit 2 ;;
+  esac
+done
+
+python=${PYTHON:-python3}
+if [[ ! -x .venv/bin/python ]]; then
+  echo "setup: creating .venv"
+  "$python" -m venv .venv
+fi
+echo "setup: installing the project and its test tools into .venv"
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e '.[test]'
+
+export PATH="$PWD/.venv/bin:$PATH"
+if ((want_vkd3d)); then
+  bash conformance/vkd3d/setup.sh
+fi
+if ((want_browser)); then
+  bash reports/setup_browser.sh
+fi
+echo "setup: done"
