@@ -26,6 +26,7 @@ from conformance.vkd3d.shader import (
     Vkd3dShaderLib,
     Vkd3dUnavailable,
     dxbc_sections,
+    register_bindings,
     spirv_bindings,
     spirv_descriptors,
     spirv_entry_points,
@@ -208,16 +209,25 @@ def test_spirv_bindings_of_single_uav(lib: Vkd3dShaderLib, add7_dxbc: bytes) -> 
 def test_spirv_bindings_follow_declaration_order(lib: Vkd3dShaderLib) -> None:
     dxbc = lib.compile_hlsl(MIXED_HLSL)
     declared = re.findall(r"^\s*dcl_\w+.*?\b(cb\d+|t\d+|u\d+)\b", lib.disassemble(dxbc), re.M)
-    bindings = spirv_bindings(lib.dxbc_to_spirv(dxbc))
-    # vkd3d names constant buffers "cb<N>_<N>" and the others after their register.
-    names = [
-        re.sub(r"^(cb\d+)_\d+$", r"\1", name)
-        for name in sorted(bindings, key=lambda n: bindings[n])
-    ]
-    assert names == declared
-    assert sorted(bindings.values()) == list(range(len(declared)))
-    kinds = {d.name: d.kind for d in spirv_descriptors(lib.dxbc_to_spirv(dxbc))}
+    spirv = lib.dxbc_to_spirv(dxbc)
+    by_register = register_bindings(spirv)
+    assert sorted(by_register, key=lambda n: by_register[n]) == declared
+    assert sorted(by_register.values()) == list(range(len(declared)))
+    kinds = {d.name: d.kind for d in spirv_descriptors(spirv)}
+    # 1.14 names a constant buffer "cb<id>_<register>"; the others after their register.
     assert kinds == {"cb0_0": "uniform", "t2": "uniform_texel", "u0": "texel", "u1": "texel"}
+
+
+def test_constant_buffer_names_differ_between_versions(
+    lib: Vkd3dShaderLib, cli: Vkd3dCompilerCli
+) -> None:
+    dxbc = lib.compile_hlsl(
+        "cbuffer c : register(b3) { uint k; }; RWBuffer<uint> a : register(u5);"
+        "[numthreads(1,1,1)] void main() { a[0] = k; }"
+    )
+    assert spirv_bindings(lib.dxbc_to_spirv(dxbc)) == {"cb3_3": 0, "u5": 1}
+    assert spirv_bindings(cli.dxbc_to_spirv(dxbc)) == {"cb3_0": 0, "u5": 1}
+    assert register_bindings(cli.dxbc_to_spirv(dxbc)) == {"cb3": 0, "u5": 1}
 
 
 def test_spirv_reader_rejects_malformed_input() -> None:
@@ -296,11 +306,11 @@ def test_dispatch_groups_and_pipeline_cache(lib: Vkd3dShaderLib, runner: VulkanR
 
 def test_mixed_descriptors_run(lib: Vkd3dShaderLib, runner: VulkanRunner) -> None:
     spirv = lib.dxbc_to_spirv(lib.compile_hlsl(MIXED_HLSL))
-    b = spirv_bindings(spirv)
+    b = register_bindings(spirv)
     outs = runner.run(
         spirv,
         [
-            BufferBinding(b["cb0_0"], (100, 3, 0, 0), "uniform"),
+            BufferBinding(b["cb0"], (100, 3, 0, 0), "uniform"),
             BufferBinding(b["t2"], (1, 2), "uniform_texel"),
             BufferBinding(b["u0"], (0, 0)),
             BufferBinding(b["u1"], (0xAA, 0xBB)),
@@ -325,6 +335,12 @@ def test_runner_rejects_mismatched_bindings(
         runner.run(b"\0" * 24, [BufferBinding(0, (1, 2))])
     with pytest.raises(ValueError, match="groups"):
         runner.run(spirv, [BufferBinding(0, (1, 2))], groups=(0, 1, 1))
+    with pytest.raises(TypeError, match="BufferBinding"):
+        runner.run(spirv, [{"binding": 0}])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="duplicate"):
+        runner.run(spirv, [BufferBinding(0, (1,)), BufferBinding(0, (2,))])
+    [still_fine] = runner.run(spirv, [BufferBinding(0, (1, 2))])
+    assert still_fine.words == (1, 8)
 
 
 # --------------------------------------------------------------------------- CLI (Debian 1.2)

@@ -748,18 +748,31 @@ def spirv_descriptors(spirv: bytes) -> tuple[SpirvDescriptor, ...]:
 
 
 def spirv_bindings(spirv: bytes) -> dict[str, int]:
-    """Map register names (``"u0"``, ``"cb0"``, ...) to binding numbers in set 0.
+    """Map vkd3d's descriptor variable names to binding numbers in set 0.
 
-    vkd3d names each descriptor variable after its D3D register. A variable
-    without a name (debug info stripped) is keyed ``"%<id>"``; vkd3d then still
-    numbers bindings in declaration order, so sorting by value recovers it.
-    Raises SpirvError if a descriptor lives outside set 0.
+    vkd3d names UAVs/SRVs/samplers after their register (``"u0"``, ``"t2"``,
+    ``"s0"``) and constant buffers ``"cb<id>_<register>"``: ``"cb3_3"`` from
+    1.14 but ``"cb3_0"`` from 1.2 (use `register_bindings` to ignore that).
+    A variable without a name (debug info stripped) is keyed ``"%<id>"``;
+    vkd3d still numbers bindings in declaration order, so sorting by value
+    recovers the mapping. Raises SpirvError if a descriptor is outside set 0.
     """
     result: dict[str, int] = {}
     for desc in spirv_descriptors(spirv):
         if desc.set != 0:
             raise SpirvError(f"descriptor {desc.name or desc.variable_id} is in set {desc.set}")
         result[desc.name or f"%{desc.variable_id}"] = desc.binding
+    return result
+
+
+def register_bindings(spirv: bytes) -> dict[str, int]:
+    """Like spirv_bindings, keyed by D3D register (``"cb3"``, ``"u0"``), any vkd3d version."""
+    result: dict[str, int] = {}
+    for name, binding in spirv_bindings(spirv).items():
+        register = name.split("_", 1)[0] if name.startswith("cb") else name
+        if register in result:
+            raise SpirvError(f"register {register} bound twice ({result[register]}, {binding})")
+        result[register] = binding
     return result
 
 

@@ -249,6 +249,8 @@ class VulkanRunner:
         self._buffers: dict[int, _HostBuffer] = {}
         self._instance: Any = None
         self._device: Any = None
+        self._fence: Any = None
+        self._command_pool: Any = None
         self._broken = ""
         self.robust_buffer_access = robust_buffer_access
         try:
@@ -362,20 +364,18 @@ class VulkanRunner:
         VulkanRunError if Vulkan fails.
         """
         self._check_usable()
-        self._check_groups(groups)
-        numbers = [b.binding for b in bindings]
-        if len(set(numbers)) != len(numbers):
-            raise ValueError(f"duplicate binding numbers in {numbers}")
+        code = self._check_arguments(spirv, bindings, entry, groups)
         vk = self._vk
         try:
-            pipeline = self._pipeline(bytes(spirv), entry, bindings)
+            pipeline = self._pipeline(code, entry, bindings)
             placements = [self._upload(b) for b in bindings]
             self._write_descriptors(pipeline.layout, bindings, placements)
-            self._dispatch(pipeline, groups)
         except vk.VkError as exc:
             raise VulkanRunError(f"Vulkan call failed: {exc!r}") from exc
-        except vk.VkException as exc:  # VK_TIMEOUT and friends
-            self._broken = f"fence wait ended with {exc!r}; the device may still be busy"
+        try:
+            self._dispatch(pipeline, groups)
+        except (vk.VkError, vk.VkException) as exc:  # incl. VK_TIMEOUT of the fence wait
+            self._broken = f"dispatch failed with {exc!r}; the runner cannot be reused"
             raise VulkanRunError(self._broken) from exc
         return [self._read_back(b, p) for b, p in zip(bindings, placements, strict=True)]
 
@@ -392,8 +392,10 @@ class VulkanRunner:
                 vk.vkDestroyDescriptorSetLayout(device, layout.set_layout, None)
             for buf in self._buffers.values():
                 self._destroy_buffer(buf)
-            vk.vkDestroyFence(device, self._fence, None)
-            vk.vkDestroyCommandPool(device, self._command_pool, None)
+            if self._fence is not None:
+                vk.vkDestroyFence(device, self._fence, None)
+            if self._command_pool is not None:
+                vk.vkDestroyCommandPool(device, self._command_pool, None)
             vk.vkDestroyDevice(device, None)
         if self._instance is not None:
             vk.vkDestroyInstance(self._instance, None)
@@ -425,8 +427,33 @@ class VulkanRunner:
         if self._broken:
             raise VulkanRunError(self._broken)
 
+    def _check_arguments(
+        self,
+        spirv: bytes,
+        bindings: Sequence[BufferBinding],
+        entry: str,
+        groups: tuple[int, int, int],
+    ) -> bytes:
+        """Validate run() arguments; returns the SPIR-V as bytes."""
+        if not isinstance(spirv, bytes | bytearray | memoryview):
+            raise TypeError(f"spirv must be bytes-like, not {type(spirv).__name__}")
+        if not isinstance(entry, str) or not entry:
+            raise ValueError(f"entry must be a non-empty str, got {entry!r}")
+        for b in bindings:
+            if not isinstance(b, BufferBinding):
+                raise TypeError(f"bindings must be BufferBinding, not {type(b).__name__}")
+        numbers = [b.binding for b in bindings]
+        if len(set(numbers)) != len(numbers):
+            raise ValueError(f"duplicate binding numbers in {numbers}")
+        self._check_groups(groups)
+        return bytes(spirv)
+
     def _check_groups(self, groups: tuple[int, int, int]) -> None:
-        if len(groups) != 3 or not all(isinstance(g, int) for g in groups):
+        if (
+            not isinstance(groups, tuple | list)
+            or len(groups) != 3
+            or not all(isinstance(g, int) for g in groups)
+        ):
             raise ValueError(f"groups must be three ints, got {groups!r}")
         for g, limit in zip(groups, self._limits.max_groups, strict=True):
             if not 1 <= g <= limit:
@@ -684,7 +711,7 @@ class VulkanRunner:
             0,
             None,
         )
-        vk.vkCmdDispatch(cmd, *groups)
+        vk.vkCmdDispatch(cmd, groups[0], groups[1], groups[2])
         barrier = vk.VkMemoryBarrier(
             srcAccessMask=vk.VK_ACCESS_SHADER_WRITE_BIT, dstAccessMask=vk.VK_ACCESS_HOST_READ_BIT
         )
