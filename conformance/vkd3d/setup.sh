@@ -17,8 +17,8 @@ set -euo pipefail
 
 WINE_SUITE=trixie
 WINE_SRC_PKG=wine
-IDL_FILES="d3dcommon d3d12shader d3d12 dxgicommon dxgiformat dxgitype dxgi unknwn wtypes
-objidl oaidl ocidl propidl oleidl servprov urlmon msxml objidlbase"
+IDL_FILES=(d3dcommon d3d12shader d3d12 dxgicommon dxgiformat dxgitype dxgi unknwn wtypes
+    objidl oaidl ocidl propidl oleidl servprov urlmon msxml objidlbase)
 RUNTIME_PKGS="mesa-vulkan-drivers libvulkan1 vkd3d-compiler"
 BUILD_PKGS="gcc libc6-dev bison flex mingw-w64-tools xz-utils"
 
@@ -172,9 +172,8 @@ build_library() {
     rm -rf "$gen" "$obj"; mkdir -p "$gen" "$obj"; : >"$buildlog"
     log "vkd3d version: $(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"/\1/p' "$v/config.h")"
 
-    log "widl: generating $(echo $IDL_FILES | wc -w) COM headers"
-    # shellcheck disable=SC2086
-    printf '%s\n' $IDL_FILES | xargs -P 2 -I{} \
+    log "widl: generating ${#IDL_FILES[@]} COM headers"
+    printf '%s\n' "${IDL_FILES[@]}" | xargs -P 2 -I{} \
         x86_64-w64-mingw32-widl -I "$top/include" -h -o "$gen/{}.h" "$top/include/{}.idl" \
         >>"$buildlog" 2>&1 || { tail -n 30 "$buildlog" >&2; die "widl failed"; }
 
@@ -204,9 +203,11 @@ build_library() {
     )
     log "gcc: compiling ${#sources[@]} files (2 jobs)"
     # Object name = parent dir + file name, so equal basenames cannot collide.
-    printf '%s\n' "${sources[@]}" | xargs -P 2 -I{} sh -c \
-        'src="$1"; shift; o="$(basename "$(dirname "$src")")_$(basename "$src" .c).o"; \
-         exec gcc "$@" -c "$src" -o "'"$obj"'/$o"' sh {} "${cflags[@]}" \
+    # shellcheck disable=SC2016  # expanded by the inner sh, once per source file
+    printf '%s\n' "${sources[@]}" | xargs -P 2 -I{} sh -c '
+        obj="$1" src="$2"; shift 2
+        exec gcc "$@" -c "$src" -o "$obj/$(basename "$(dirname "$src")")_$(basename "$src" .c).o"
+        ' sh "$obj" {} "${cflags[@]}" \
         >>"$buildlog" 2>&1 || { tail -n 30 "$buildlog" >&2; die "compilation failed (log: $buildlog)"; }
 
     log "linking $LIB"
