@@ -547,7 +547,10 @@ def _probe() -> tuple[Translator | None, str]:
 
 
 def load_translator() -> Translator | None:
-    """The library if built, else Debian's CLI, else None (see unavailable_reason)."""
+    """The library if built, else Debian's CLI, else None (see unavailable_reason).
+
+    Probed once per process; ``_probe.cache_clear()`` forces a new look.
+    """
     return _probe()[0]
 
 
