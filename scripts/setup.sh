@@ -31,7 +31,7 @@ echo "setup: installing the project and its test tools into .venv"
 
 export PATH="$PWD/.venv/bin:$PATH"
 if ((want_vkd3d)); then
-  bash conformance/vkd3d/setup.sh
+  PYTHON="$PWD/.venv/bin/python" bash conformance/vkd3d/setup.sh
 fi
 if ((want_browser)); then
   bash reports/setup_browser.sh
