@@ -1,0 +1,146 @@
+"""``sm5 conform`` (run the suite on one implementation) and ``sm5 mutants`` (the kill rate)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from conformance.compare import Verdict
+from conformance.expectations import load_expectations
+from conformance.implementations import resolve
+from conformance.mutants import MUTANTS
+from conformance.protocol import DEFAULT_TIMEOUT
+from conformance.run import (
+    RunReport,
+    display_name,
+    iter_selected,
+    parse_shard,
+    results_text,
+    run,
+    run_vector,
+    vector_files,
+    write_results,
+)
+from oracle.fileio import atomic_write_text
+from vectors.format import Vector
+
+MUTANTS_FORMAT = "sm5-mutants/1"
+FAILURES_SHOWN = 20
+DIFFS_SHOWN = 8
+KILLERS_SHOWN = 3
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    conform = sub.add_parser(
+        "conform", help="run the conformance vectors on an implementation",
+        description="Run every vector on an implementation and judge it against the spec's "
+        "acceptance sets. Exit 1 when a vector fails (or an expected failure passes).")
+    conform.add_argument("--impl", required=True, metavar="NAME",
+                         help="oracle, mutant:NAME, vkd3d, cmd:\"program args\" or "
+                         "module:factory")
+    _vectors_option(conform)
+    conform.add_argument("--expect", type=Path, default=None, metavar="FILE",
+                         help="expectations file (YAML) of known divergences")
+    conform.add_argument("--json", type=Path, default=None, metavar="PATH",
+                         help="write the results JSON here")
+    conform.add_argument("--shard", default=None, metavar="I/N",
+                         help="run only shard I of N (1-based)")
+    conform.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                         help="per-vector time-out of a cmd: implementation")
+    conform.add_argument("--capabilities", default=None, metavar="LIST",
+                         help="capabilities (executes, validates; comma-separated)")
+    conform.set_defaults(handler=run_conform)
+
+    mutants = sub.add_parser(
+        "mutants", help="run every bundled mutant and print the kill rate",
+        description="Run each mutant (a plausible implementation bug) on the vectors. A mutant "
+        "is killed when at least one vector fails on it. Exit 1 below 100%%.")
+    _vectors_option(mutants)
+    mutants.add_argument("--json", type=Path, default=None, metavar="PATH",
+                         help="write the kill matrix as JSON here")
+    mutants.set_defaults(handler=run_mutants)
+
+
+def _vectors_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--vectors", type=Path, nargs="+", default=None, metavar="PATH",
+                        help="vector files or folders (default: the golden set)")
+
+
+def run_conform(args: argparse.Namespace) -> int:
+    caps = frozenset(c.strip() for c in args.capabilities.split(",") if c.strip()) \
+        if args.capabilities else None
+    expectations = load_expectations(args.expect)
+    shard = parse_shard(args.shard)
+    files = vector_files(args.vectors)
+    impl = resolve(args.impl, timeout=args.timeout, capabilities=caps)
+    report = run(impl, files, expectations, shard)
+    if args.json is not None:
+        write_results(args.json, report)
+    print(summary(report))
+    return 1 if report.failed else 0
+
+
+def summary(report: RunReport) -> str:
+    lines: list[str] = []
+    failures = report.failures()
+    for vector_id, verdict in failures[:FAILURES_SHOWN]:
+        lines.append(f"{verdict.status.upper()} {vector_id}: {verdict.reason}")
+        lines += [f"    {d}" for d in verdict.diffs[:DIFFS_SHOWN]]
+        if len(verdict.diffs) > DIFFS_SHOWN:
+            lines.append(f"    ... and {len(verdict.diffs) - DIFFS_SHOWN} more")
+    if len(failures) > FAILURES_SHOWN:
+        lines.append(f"... and {len(failures) - FAILURES_SHOWN} more failing vectors")
+    counts = ", ".join(f"{n} {s}" for s, n in report.counts().items() if n)
+    shard = f" (shard {report.shard})" if report.shard else ""
+    lines.append(f"{report.impl}{shard}: {len(report.verdicts)} vectors: {counts or 'none'}")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------------
+# Mutants
+
+
+def kill_matrix(vectors: Sequence[Vector]) -> dict[str, list[str]]:
+    """For every mutant, the ids of the vectors that fail on it (sorted)."""
+    matrix: dict[str, list[str]] = {}
+    for name, cls in MUTANTS.items():
+        mutant = cls()
+        matrix[name] = sorted(v.id for v in vectors if _kills(run_vector(mutant, v)))
+    return matrix
+
+
+def _kills(verdict: Verdict) -> bool:
+    return verdict.status == "fail"
+
+
+def mutants_json(matrix: dict[str, list[str]], files: Sequence[str]) -> dict[str, Any]:
+    killed = sum(1 for ids in matrix.values() if ids)
+    return {"format": MUTANTS_FORMAT, "vectors_files": list(files),
+            "killed": killed, "total": len(matrix),
+            "mutants": {name: {"killed": bool(ids), "killing_vectors": ids,
+                               "summary": _first_line(MUTANTS[name].__doc__)}
+                        for name, ids in sorted(matrix.items())}}
+
+
+def _first_line(doc: str | None) -> str:
+    return (doc or "").strip().splitlines()[0] if doc else ""
+
+
+def run_mutants(args: argparse.Namespace) -> int:
+    files = vector_files(args.vectors)
+    vectors = [v for _, _, v in iter_selected(files)]
+    matrix = kill_matrix(vectors)
+    width = max(len(n) for n in matrix)
+    print(f"{'mutant':<{width}}  killed  vectors  first killing vectors")
+    for name, ids in sorted(matrix.items()):
+        first = ", ".join(ids[:KILLERS_SHOWN]) + (", ..." if len(ids) > KILLERS_SHOWN else "")
+        print(f"{name:<{width}}  {'yes' if ids else 'NO':<6}  {len(ids):>7}  {first}")
+    killed = sum(1 for ids in matrix.values() if ids)
+    rate = 100.0 * killed / len(matrix) if matrix else 0.0
+    print(f"kill rate: {killed}/{len(matrix)} ({rate:.1f}%) over {len(vectors)} vectors")
+    if args.json is not None:
+        doc = mutants_json(matrix, [display_name(f) for f in files])
+        atomic_write_text(args.json, results_text(doc))
+    return 0 if killed == len(matrix) else 1

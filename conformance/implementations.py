@@ -1,0 +1,130 @@
+"""Resolving an implementation name (``--sm5-impl`` / ``sm5 conform --impl``) to an object.
+
+Accepted spellings:
+
+* ``oracle``: the executable specification (always passes);
+* ``mutant:<name>``: a bundled mutant (``sm5 mutants`` lists them);
+* ``vkd3d``: vkd3d-shader on Mesa lavapipe, through ``conformance.vkd3d.adapter`` (optional);
+* ``cmd:<program args>``: a child process speaking the JSON Lines protocol (shell-style quoting);
+* ``<module>:<factory>``: import the module and call ``factory()``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import shlex
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from conformance.interface import CAPABILITIES, Implementation
+from conformance.oracle_impl import OracleImplementation
+from conformance.protocol import DEFAULT_TIMEOUT, SubprocessImplementation
+from oracle.errors import Sm5Error
+
+
+class ImplementationError(Sm5Error):
+    """An implementation name does not resolve, or the object is not an implementation."""
+
+
+class Unavailable(ImplementationError):
+    """A named implementation exists but cannot run here (a missing optional component)."""
+
+
+def _vkd3d() -> Implementation:
+    try:
+        module = importlib.import_module("conformance.vkd3d.adapter")
+    except ImportError as exc:
+        raise Unavailable(f"the vkd3d adapter cannot be loaded ({exc}); see "
+                          "conformance/vkd3d/setup.sh", where="vkd3d") from None
+    create = getattr(module, "create", None)
+    if not callable(create):
+        raise Unavailable("conformance.vkd3d.adapter has no create()", where="vkd3d")
+    try:
+        impl = create()
+    except Sm5Error as exc:
+        raise Unavailable(exc.message, where=exc.where or "vkd3d") from None
+    except (OSError, RuntimeError) as exc:
+        raise Unavailable(f"{type(exc).__name__}: {exc}", where="vkd3d") from None
+    return _checked(impl, "vkd3d")
+
+
+#: Implementations known by a plain name.
+NAMED: dict[str, Callable[[], Implementation]] = {
+    "oracle": OracleImplementation,
+    "vkd3d": _vkd3d,
+}
+
+
+def resolve(text: str, *, timeout: float = DEFAULT_TIMEOUT,
+            capabilities: frozenset[str] | None = None) -> Implementation:
+    """The implementation ``text`` names. ``capabilities`` overrides those of a ``cmd:`` child
+    (default: executes and validates) and narrows those of any other implementation."""
+    text = text.strip()
+    if capabilities is not None and not capabilities <= CAPABILITIES:
+        raise ImplementationError(f"unknown capabilities {sorted(capabilities - CAPABILITIES)}; "
+                                  f"expected a subset of {sorted(CAPABILITIES)}")
+    if text.startswith("cmd:"):
+        return _command(text, timeout, capabilities)
+    impl = _resolve_object(text)
+    if capabilities is not None:
+        impl.capabilities = frozenset(impl.capabilities & capabilities)
+    return impl
+
+
+def _resolve_object(text: str) -> Implementation:
+    if text in NAMED:
+        return NAMED[text]()
+    if text.startswith("mutant:"):
+        from conformance.mutants import MUTANTS  # the registry imports every mutant module
+        name = text.removeprefix("mutant:")
+        if name not in MUTANTS:
+            raise ImplementationError(f"no mutant {name!r}; known: {', '.join(sorted(MUTANTS))}",
+                                      where=text)
+        return MUTANTS[name]()
+    if ":" in text:
+        return _factory(text)
+    raise ImplementationError(
+        f"unknown implementation {text!r}; expected one of {', '.join(sorted(NAMED))}, "
+        "mutant:<name>, cmd:<program args> or <module>:<factory>")
+
+
+def _command(text: str, timeout: float, capabilities: frozenset[str] | None
+             ) -> Implementation:
+    try:
+        argv = shlex.split(text.removeprefix("cmd:"))
+    except ValueError as exc:
+        raise ImplementationError(f"cannot split the command line: {exc}", where=text) from None
+    if not argv:
+        raise ImplementationError("cmd: needs a program", where=text)
+    program = argv[0]
+    if shutil.which(program) is None and not Path(program).is_file():
+        raise ImplementationError(f"program {program!r} not found", where=text)
+    return SubprocessImplementation(
+        argv, name=text, timeout=timeout,
+        capabilities=capabilities if capabilities is not None
+        else frozenset({"executes", "validates"}))
+
+
+def _factory(text: str) -> Implementation:
+    module_name, _, factory_name = text.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ImplementationError(f"cannot import {module_name}: {exc}", where=text) from None
+    factory = getattr(module, factory_name, None)
+    if not callable(factory):
+        raise ImplementationError(f"{module_name} has no callable {factory_name}", where=text)
+    return _checked(factory(), text)
+
+
+def _checked(impl: object, where: str) -> Implementation:
+    if not isinstance(impl, Implementation):
+        raise ImplementationError(
+            f"{type(impl).__name__} is not an implementation: it needs name, capabilities and "
+            "run(vector)", where=where)
+    caps = frozenset(impl.capabilities)
+    if not caps <= CAPABILITIES:
+        raise ImplementationError(f"unknown capabilities {sorted(caps - CAPABILITIES)}",
+                                  where=where)
+    return impl

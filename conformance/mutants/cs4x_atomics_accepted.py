@@ -1,0 +1,21 @@
+"""cs4x_atomics_accepted: a validator that allows atomics on cs_4_0 / cs_4_1.
+
+The imm_atomic_iadd page never mentions cs_4_x while store_structured's remarks allow it there;
+FS 18.7.2.5 excludes every atomic downlevel. A validator that extends store_structured's
+downlevel allowance to atomics accepts them.
+"""
+
+from __future__ import annotations
+
+from conformance.mutants.base import NaiveTranslator
+from oracle.spec import LegalityRule
+from vectors.format import Vector
+
+
+class Cs4xAtomicsAccepted(NaiveTranslator):
+    name = "cs4x_atomics_accepted"
+    capabilities = frozenset({"executes", "validates"})
+
+    def overlooks(self, rule: LegalityRule, vector: Vector) -> bool:
+        return rule.id == "imm_atomic_iadd.availability.target" and \
+            vector.target in ("cs_4_0", "cs_4_1")

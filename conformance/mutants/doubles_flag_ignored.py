@@ -1,0 +1,20 @@
+"""doubles_flag_ignored: a validator that accepts double instructions without the doubles flag.
+
+vkd3d and DXVK simply enable the Float64 capability when they meet a double instruction; the
+tokenized program format requires ``dcl_globalFlags enableDoublePrecisionFloatOps`` first. A
+validator modelled on a translator forgets the global flag.
+"""
+
+from __future__ import annotations
+
+from conformance.mutants.base import NaiveTranslator
+from oracle.spec import LegalityRule
+from vectors.format import Vector
+
+
+class DoublesFlagIgnored(NaiveTranslator):
+    name = "doubles_flag_ignored"
+    capabilities = frozenset({"executes", "validates"})
+
+    def overlooks(self, rule: LegalityRule, vector: Vector) -> bool:
+        return rule.id == "dmovc.legal.doubles_feature"

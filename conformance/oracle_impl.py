@@ -1,0 +1,93 @@
+"""The oracle as an implementation under test: it answers one concrete state per vector.
+
+The oracle computes acceptance sets; a real implementation returns values. This adapter picks a
+deterministic representative of each set: an exact value as is, an undefined component, word or
+resource keeps its value from the input state, a masked value its ``value``, and a register pair
+that must hold a double NaN the canonical quiet NaN 0x7FF8000000000000.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from conformance.interface import Result
+from oracle.asm import parse_program
+from oracle.errors import Sm5Error
+from oracle.executor import execute
+from oracle.program import Program
+from oracle.state import (
+    Accept,
+    ExpectedState,
+    F64Nan,
+    MachineState,
+    Masked,
+    resource_to_json,
+    split64,
+    state_from_json,
+)
+from vectors.format import Vector
+
+CANONICAL_QNAN = 0x7FF8000000000000
+
+
+@lru_cache(maxsize=4096)
+def parsed(program: tuple[str, ...]) -> Program:
+    """Programs repeat across vectors: parse each text once."""
+    return parse_program(list(program), source="program")
+
+
+class OracleImplementation:
+    """The executable specification itself (executes and validates)."""
+
+    name = "oracle"
+    capabilities = frozenset({"executes", "validates"})
+
+    def run(self, vector: Vector) -> Result:
+        try:
+            program = parsed(vector.program)
+            state = state_from_json(vector.state)
+            execution = execute(program, state, vector.target, vector.runtime)
+        except Sm5Error as exc:
+            return Result.error(f"the oracle cannot run this vector: {exc}")
+        if execution.rejected:
+            return Result.rejected(f"{execution.rule}: {execution.reason}")
+        assert execution.state is not None
+        return Result.of_state(representative(execution.state, state))
+
+
+def representative(expected: ExpectedState, before: MachineState) -> dict[str, Any]:
+    """One concrete state inside ``expected`` (JSON form), undefined parts taken from ``before``."""
+    out: dict[str, Any] = {}
+    for key, accepts in expected.registers.items():
+        out[key] = _register(accepts, before.registers.get(key, (0, 0, 0, 0)))
+    for key, res in expected.resources.items():
+        original = before.resources[key]
+        if res is None:
+            out[key] = resource_to_json(original)
+            continue
+        body = resource_to_json(original)
+        body["data"] = [_pick(w, original.data[i]) for i, w in enumerate(res.words)]
+        out[key] = body
+    if expected.invocation != "active":
+        out["invocation"] = expected.invocation
+    return out
+
+
+def _register(accepts: tuple[Accept, ...], before: tuple[int, ...]) -> list[int]:
+    values = [_pick(a, before[i]) for i, a in enumerate(accepts)]
+    for lo in (0, 2):
+        if isinstance(accepts[lo], F64Nan) or isinstance(accepts[lo + 1], F64Nan):
+            values[lo], values[lo + 1] = split64(CANONICAL_QNAN)
+    return values
+
+
+def _pick(accept: Accept, before: int) -> int:
+    if accept is None:
+        return before
+    if isinstance(accept, Masked):
+        return accept.value
+    if isinstance(accept, F64Nan):
+        return 0  # replaced by the canonical NaN for the whole pair
+    return accept
+

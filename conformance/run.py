@@ -1,0 +1,212 @@
+"""The conformance engine shared by the pytest plugin and ``sm5 conform``.
+
+Select the vectors (files, shard), run each on the implementation, judge it, and collect the
+verdicts into a results document (JSON, deterministic: sorted, no timings, no timestamps)::
+
+    {"format": "sm5-results/1", "impl": "oracle", "vectors_files": [...], "shard": "1/2",
+     "counts": {"pass": 812, "fail": 0, ...},
+     "results": {"<vector id>": {"status": "pass", "reason": "", "diffs": [...]}, ...}}
+
+``shard`` appears only for a sharded run; ``diffs`` only when there are some.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from conformance.compare import FAILING, VERDICTS, Verdict, judge, verdict_without_running
+from conformance.expectations import NONE, Expectations
+from conformance.interface import Closeable, Implementation, Result
+from oracle.errors import Sm5Error
+from oracle.fileio import atomic_write_text
+from vectors.format import Vector, VectorError, read_file
+
+RESULTS_FORMAT = "sm5-results/1"
+DIFF_LIMIT = 50  # diff lines kept per vector in the results document
+
+
+class RunError(Sm5Error):
+    """Bad run options: a shard spec, missing vector files, duplicate vector ids."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard ``index`` of ``count`` (1-based): a vector belongs to it by a hash of its id."""
+
+    index: int
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    def holds(self, vector_id: str) -> bool:
+        return shard_of(vector_id, self.count) == self.index - 1
+
+
+def shard_of(vector_id: str, count: int) -> int:
+    """The 0-based shard of a vector id: sha256 of the id modulo ``count`` (stable everywhere)."""
+    digest = hashlib.sha256(vector_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % count
+
+
+def parse_shard(text: str | None) -> Shard | None:
+    if text is None or text == "":
+        return None
+    index, sep, count = text.partition("/")
+    try:
+        i, n = int(index), int(count)
+    except ValueError:
+        i = n = 0
+    if not sep or n < 1 or not 1 <= i <= n:
+        raise RunError(f"shard {text!r}: expected i/n with 1 <= i <= n, e.g. 1/4")
+    return Shard(i, n)
+
+
+# ----------------------------------------------------------------------------------------------
+# Vector selection
+
+
+def golden_dir() -> Path:
+    """The golden vectors shipped in the ``vectors`` package."""
+    return Path(str(resources.files("vectors") / "golden"))
+
+
+def vector_files(paths: Sequence[Path] | None) -> tuple[Path, ...]:
+    """The ``*.jsonl`` files named (a folder means its files, sorted); default: the golden set."""
+    roots = list(paths) if paths else [golden_dir()]
+    files: list[Path] = []
+    for root in roots:
+        if root.is_dir():
+            found = sorted(root.glob("*.jsonl"))
+            if not found:
+                raise RunError("no *.jsonl vector files in this folder", where=str(root))
+            files.extend(found)
+        elif root.is_file():
+            files.append(root)
+        else:
+            raise RunError("no such vector file or folder", where=str(root))
+    return tuple(dict.fromkeys(files))
+
+
+def display_name(file: Path) -> str:
+    """How a vector file is named in results: package-relative for the golden set, else relative
+    to the working directory when below it, else as given."""
+    golden = golden_dir()
+    try:
+        return f"vectors/golden/{file.resolve().relative_to(golden.resolve())}"
+    except ValueError:
+        pass
+    try:
+        return str(file.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(file)
+
+
+def iter_selected(files: Iterable[Path], shard: Shard | None = None
+                  ) -> Iterator[tuple[Path, int, Vector]]:
+    """(file, line number, vector) of every selected vector, in file order; ids must be unique."""
+    seen: set[str] = set()
+    for file in files:
+        _, vectors = read_file(file)
+        for line, vector in enumerate(vectors, start=2):
+            if vector.id in seen:
+                raise VectorError(f"duplicate vector id {vector.id!r}", where=f"{file}:{line}")
+            seen.add(vector.id)
+            if shard is None or shard.holds(vector.id):
+                yield file, line, vector
+
+
+# ----------------------------------------------------------------------------------------------
+# Running
+
+
+def run_vector(impl: Implementation, vector: Vector,
+               expectations: Expectations = NONE) -> Verdict:
+    """Run one vector (unless skipped or not applicable) and judge the answer."""
+    capabilities = frozenset(impl.capabilities)
+    early = verdict_without_running(vector, expectations, capabilities)
+    if early is not None:
+        return early
+    try:
+        result = impl.run(vector)
+    except Exception as exc:  # an implementation's bug is that vector's failure, not the run's
+        result = Result.error(f"the implementation raised {type(exc).__name__}: {exc}")
+    if not isinstance(result, Result):
+        result = Result.error(f"run() returned {type(result).__name__}, not a Result")
+    return judge(vector, result, expectations, capabilities)
+
+
+@dataclass
+class RunReport:
+    """Verdicts of one run, by vector id."""
+
+    impl: str
+    files: tuple[str, ...]
+    shard: Shard | None = None
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+
+    def add(self, vector_id: str, verdict: Verdict) -> None:
+        self.verdicts[vector_id] = verdict
+
+    def counts(self) -> dict[str, int]:
+        counts: dict[str, int] = dict.fromkeys(VERDICTS, 0)
+        for verdict in self.verdicts.values():
+            counts[verdict.status] += 1
+        return counts
+
+    @property
+    def failed(self) -> bool:
+        return any(v.status in FAILING for v in self.verdicts.values())
+
+    def failures(self) -> list[tuple[str, Verdict]]:
+        return sorted((k, v) for k, v in self.verdicts.items() if v.status in FAILING)
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"format": RESULTS_FORMAT, "impl": self.impl,
+                               "vectors_files": list(self.files), "counts": self.counts(),
+                               "results": {k: verdict_json(self.verdicts[k])
+                                           for k in sorted(self.verdicts)}}
+        if self.shard is not None:
+            doc["shard"] = str(self.shard)
+        return doc
+
+
+def verdict_json(verdict: Verdict) -> dict[str, Any]:
+    out: dict[str, Any] = {"status": verdict.status, "reason": verdict.reason}
+    if verdict.diffs:
+        out["diffs"] = list(verdict.diffs[:DIFF_LIMIT])
+        if len(verdict.diffs) > DIFF_LIMIT:
+            out["diffs"].append(f"... and {len(verdict.diffs) - DIFF_LIMIT} more")
+    return out
+
+
+def results_text(doc: Mapping[str, Any]) -> str:
+    return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_results(path: Path, report: RunReport) -> None:
+    atomic_write_text(path, results_text(report.to_json()))
+
+
+def run(impl: Implementation, paths: Sequence[Path] | None = None,
+        expectations: Expectations = NONE, shard: Shard | None = None,
+        progress: Callable[[str, Verdict], None] | None = None) -> RunReport:
+    """Run every selected vector on ``impl``; the implementation is closed at the end."""
+    files = vector_files(paths)
+    report = RunReport(impl.name, tuple(display_name(f) for f in files), shard)
+    try:
+        for _, _, vector in iter_selected(files, shard):
+            verdict = run_vector(impl, vector, expectations)
+            report.add(vector.id, verdict)
+            if progress is not None:
+                progress(vector.id, verdict)
+    finally:
+        if isinstance(impl, Closeable):
+            impl.close()
+    return report

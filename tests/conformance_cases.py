@@ -1,0 +1,128 @@
+"""Hand-picked instruction instances, turned into vectors by the oracle, for the conformance tests.
+
+The instances are chosen by hand so that each bundled mutant has at least one vector that tells it
+from the spec; the expected states come from the oracle (the system the conformance suite tests
+*other* implementations against), never from the code under test in conformance/.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from oracle.asm import parse_program
+from oracle.executor import execute
+from oracle.state import expected_to_json, state_from_json
+from vectors.format import Header, Vector, write_file
+
+DOUBLES = "dcl_globalFlags enableDoublePrecisionFloatOps"
+ONE = 0x3FF00000          # high word of 1.0
+TWO = 0x40000000          # high word of 2.0
+QNAN_HI = 0x7FF80000
+
+
+def structured(stride: int, count: int, fill: int = 0) -> dict[str, Any]:
+    return {"kind": "structured", "stride": stride, "count": count,
+            "data": [fill + i for i in range(stride * count // 4)]}
+
+
+# (id, program, target, runtime, state)
+CASES: list[tuple[str, list[str], str, str, dict[str, Any]]] = [
+    ("store_structured/in_bounds/swizzled",
+     ["dcl_uav_structured u0, 16", "store_structured u0.xyzw, r0.x, l(0), r1.yxwz"],
+     "cs_5_0", "11.0", {"r0": [1, 0, 0, 0], "r1": [11, 12, 13, 14], "u0": structured(16, 4)}),
+    ("store_structured/in_bounds/xy_offset4",
+     ["dcl_uav_structured u0, 16", "store_structured u0.xy, r0.x, l(4), r1.xyzw"],
+     "cs_5_0", "11.0", {"r0": [2, 0, 0, 0], "r1": [21, 22, 23, 24], "u0": structured(16, 4)}),
+    ("store_structured/in_bounds/xyz_offset0",
+     ["dcl_uav_structured u0, 16", "store_structured u0.xyz, r0.x, l(0), r1.xyzw"],
+     "ps_5_0", "11.0", {"r0": [0, 0, 0, 0], "r1": [31, 32, 33, 34], "u0": structured(16, 2)}),
+    ("store_structured/oob_index/just_past",
+     ["dcl_uav_structured u0, 16", "store_structured u0.x, r0.x, l(0), r1.xyzw"],
+     "cs_5_0", "11.0", {"r0": [4, 0, 0, 0], "r1": [41, 42, 43, 44], "u0": structured(16, 4)}),
+    ("store_structured/oob_index/wraps_to_zero",
+     ["dcl_uav_structured u0, 16", "store_structured u0.xy, r0.x, l(0), r1.xyzw"],
+     "cs_5_0", "11.0", {"r0": [0x40000000, 0, 0, 0], "r1": [51, 52, 53, 54],
+                        "u0": structured(16, 4)}),
+    ("store_structured/oob_offset/undefined",
+     ["dcl_uav_structured u0, 16", "store_structured u0.xy, r0.x, l(12), r1.xyzw"],
+     "cs_5_0", "11.0", {"r0": [0, 0, 0, 0], "r1": [61, 62, 63, 64], "u0": structured(16, 2)}),
+    ("store_structured/tgsm/in_bounds_index1",
+     ["dcl_tgsm_structured g0, 8, 4",
+      "store_structured g0.xy, r0.x, l(0), r1.xyzw"],
+     "cs_5_0", "11.0", {"r0": [1, 0, 0, 0], "r1": [71, 72, 73, 74], "g0": structured(8, 4)}),
+    ("store_structured/illegal/mask_xz",
+     ["dcl_uav_structured u0, 16", "store_structured u0.xz, r0.x, l(0), r1.xyzw"],
+     "cs_5_0", "11.0", {"r0": [0, 0, 0, 0], "r1": [1, 2, 3, 4], "u0": structured(16, 1)}),
+    ("store_structured/illegal/vertex_on_11_0",
+     ["dcl_uav_structured u0, 16", "store_structured u0.x, r0.x, l(0), r1.xyzw"],
+     "vs_5_0", "11.0", {"r0": [0, 0, 0, 0], "r1": [1, 2, 3, 4], "u0": structured(16, 1)}),
+    ("imm_atomic_iadd/raw/wraps",
+     ["dcl_uav_raw u0", "imm_atomic_iadd r0.y, u0, r1.x, l(5)"],
+     "cs_5_0", "11.0", {"r0": [7, 8, 9, 10], "r1": [8, 0, 0, 0],
+                        "u0": {"kind": "raw", "data": [1, 2, 0xFFFFFFFE, 4, 5, 6, 7, 8,
+                                                       9, 10, 11, 12]}}),
+    ("imm_atomic_iadd/structured/offset4",
+     ["dcl_uav_structured u0, 8", "imm_atomic_iadd r0.x, u0, r1.xyxx, l(3)"],
+     "cs_5_0", "11.0", {"r0": [0, 0, 0, 0], "r1": [1, 4, 0, 0], "u0": structured(8, 3, 100)}),
+    ("imm_atomic_iadd/typed/index2",
+     ["dcl_uav_typed_buffer (uint,uint,uint,uint) u0", "imm_atomic_iadd r0.x, u0, l(2), l(1)"],
+     "cs_5_0", "11.0", {"r0": [0, 0, 0, 0], "u0": {"kind": "typed", "format": "R32_UINT",
+                                                   "data": [10, 20, 30, 40]}}),
+    ("imm_atomic_iadd/typed/oob",
+     ["dcl_uav_typed_buffer (uint,uint,uint,uint) u0", "imm_atomic_iadd r0.x, u0, l(9), l(1)"],
+     "cs_5_0", "11.0", {"r0": [0, 0, 0, 0], "u0": {"kind": "typed", "format": "R32_UINT",
+                                                   "data": [10, 20, 30, 40]}}),
+    ("imm_atomic_iadd/helper/no_write",
+     ["dcl_uav_raw u0", "imm_atomic_iadd r0.x, u0, l(0), l(1)"],
+     "ps_5_0", "11.0", {"r0": [0, 0, 0, 0], "u0": {"kind": "raw", "data": [5, 6]},
+                        "invocation": "helper"}),
+    ("imm_atomic_iadd/illegal/cs_4_0",
+     ["dcl_uav_raw u0", "imm_atomic_iadd r0.x, u0, l(0), l(1)"],
+     "cs_4_0", "11.0", {"r0": [0, 0, 0, 0], "u0": {"kind": "raw", "data": [5, 6]}}),
+    ("dmovc/zw/cond_from_y",
+     [DOUBLES, "dmovc r0.zw, r1.xyzw, r2.xyzw, r3.xyzw"],
+     "cs_5_0", "11.0", {"r0": [0, 0, 0, 0], "r1": [0, 1, 0, 0], "r2": [1, ONE, 2, TWO],
+                        "r3": [3, 0x40080000, 4, 0x40100000]}),
+    ("dmovc/cond/negative_zero_is_true",
+     [DOUBLES, "dmovc r0.xy, r1.xyzw, r2.xyzw, r3.xyzw"],
+     "cs_5_0", "11.0", {"r0": [0, 0, 0, 0], "r1": [0x80000000, 0, 0, 0],
+                        "r2": [1, ONE, 2, TWO], "r3": [3, 0x40080000, 4, 0x40100000]}),
+    ("dmovc/sat/clamps",
+     [DOUBLES, "dmovc_sat r0.xyzw, r1.xyzw, r2.xyzw, r3.xyzw"],
+     "cs_5_0", "11.0", {"r0": [0, 0, 0, 0], "r1": [1, 1, 0, 0],
+                        "r2": [0, TWO, 1, QNAN_HI], "r3": [0, 0, 0, 0]}),
+    ("dmovc/modifiers/neg_abs",
+     [DOUBLES, "dmovc r0.xyzw, r1.xyzw, -r2.xyzw, |r3.xyzw|"],
+     "cs_5_0", "11.0", {"r0": [0, 0, 0, 0], "r1": [1, 0, 0, 0],
+                        "r2": [0x80000001, ONE, 0, 0], "r3": [0, 0, 0x80000001, 0xC0000000]}),
+    ("dmovc/illegal/no_doubles_flag",
+     ["dmovc r0.xy, r1.xyzw, r2.xyzw, r3.xyzw"],
+     "cs_5_0", "11.0", {"r0": [0, 0, 0, 0], "r1": [0, 0, 0, 0], "r2": [0, 0, 0, 0],
+                        "r3": [0, 0, 0, 0]}),
+]
+
+
+def vector(case_id: str, program: list[str], target: str, runtime: str,
+           state: dict[str, Any]) -> Vector:
+    """The vector the oracle makes of one instance."""
+    execution = execute(parse_program(program), state_from_json(state), target, runtime)
+    expect: dict[str, Any] = {"outcomes": list(execution.outcomes)}
+    if execution.rejected:
+        expect["rule"] = execution.rule
+    else:
+        assert execution.state is not None
+        expect["state"] = expected_to_json(execution.state)
+    return Vector(case_id, tuple(program), target, runtime, state, expect,
+                  execution.clauses, (), execution.reason)
+
+
+def all_vectors() -> list[Vector]:
+    return [vector(*case) for case in CASES]
+
+
+def write_vectors(path: Path, vectors: Iterable[Vector]) -> Path:
+    header = Header("mixed", "0.1.0", {"name": "tests", "version": "1", "seed": 0, "level": 0}, 0)
+    write_file(path, header, vectors)
+    return path
