@@ -9,6 +9,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from conformance import cli as conformance_cli
 from oracle import exec_cli, spec_cli
 from oracle.errors import Sm5Error
 
@@ -17,6 +18,7 @@ Registrar = Callable[[argparse._SubParsersAction], None]  # type: ignore[type-ar
 REGISTRARS: tuple[Registrar, ...] = (
     spec_cli.add_parser,
     exec_cli.add_parser,
+    conformance_cli.add_parser,
 )
 
 
