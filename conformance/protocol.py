@@ -13,7 +13,8 @@ Anything else is a failure of that vector with a clear reason, and the run goes 
 exits or crashes (its standard error is quoted, truncated), no reply comes within the per-vector
 time-out, the reply is not a JSON object, answers another id, or carries a malformed state. After
 a crash, a time-out or a garbled reply the child is stopped and a fresh one started for the next
-vector (the stream can no longer be trusted).
+vector (the stream can no longer be trusted). A fresh child gets ``startup`` extra seconds for
+its first reply.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from oracle.state import state_from_json
 from vectors.format import Vector
 
 DEFAULT_TIMEOUT = 10.0
+DEFAULT_STARTUP = 10.0   # extra seconds a fresh child has for its first reply (imports, set-up)
 STDERR_LIMIT = 1000      # characters of the child's standard error quoted in a reason
 EXCERPT_LIMIT = 200      # characters of a garbled reply quoted in a reason
 MAX_REPLY_BYTES = 64 << 20
@@ -64,7 +66,7 @@ class SubprocessImplementation:
 
     def __init__(self, argv: Sequence[str], *, name: str | None = None,
                  capabilities: frozenset[str] = frozenset({"executes", "validates"}),
-                 timeout: float = DEFAULT_TIMEOUT,
+                 timeout: float = DEFAULT_TIMEOUT, startup: float = DEFAULT_STARTUP,
                  env: Mapping[str, str] | None = None) -> None:
         if not argv:
             raise Sm5Error("cmd: an empty command line")
@@ -72,11 +74,13 @@ class SubprocessImplementation:
         self.name = name or "cmd:" + " ".join(self.argv)
         self.capabilities = capabilities
         self.timeout = timeout
+        self.startup = startup
         self.env = dict(env) if env is not None else None
         self._proc: subprocess.Popen[bytes] | None = None
         self._stderr: IO[bytes] | None = None
         self._buffer = bytearray()
         self.starts = 0  # how many children were started (tests and diagnostics)
+        self._previous_id: str | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -91,6 +95,7 @@ class SubprocessImplementation:
         os.set_blocking(proc.stdout.fileno(), False)
         self._proc = proc
         self._buffer = bytearray()
+        self._previous_id = None
         self.starts += 1
         return proc
 
@@ -126,20 +131,25 @@ class SubprocessImplementation:
 
     def run(self, vector: Vector) -> Result:
         line = (json.dumps(request_of(vector), separators=(",", ":")) + "\n").encode("utf-8")
+        allowed = self.timeout
         try:
-            proc = self._proc if self._proc is not None and self._proc.poll() is None \
-                else self._start()
+            proc = self._proc
+            if proc is None or proc.poll() is not None:
+                proc = self._start()
+                allowed += self.startup
         except OSError as exc:
             return Result.error(f"cannot start {self.argv[0]}: {exc.strerror or exc}")
         mark = self._stderr_size()
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + allowed
         try:
             self._send(proc, line, deadline)
             reply = self._receive(proc, deadline)
-            return self._interpret(reply, vector.id)
+            result = self._interpret(reply, vector.id)
+            self._previous_id = vector.id
+            return result
         except _Timeout:
             self._kill()
-            return Result.error(f"no reply within the time-out of {self.timeout:g} s; the "
+            return Result.error(f"no reply within the time-out of {allowed:g} s; the "
                                 f"implementation was stopped{self._stderr_since(mark)}")
         except _Exited:
             code = self._reap(proc)
@@ -196,6 +206,9 @@ class SubprocessImplementation:
         if not isinstance(doc, dict):
             raise _Garbled(f"the reply is not a JSON object: {_excerpt(line)}")
         if doc.get("id") != vector_id:
+            if doc.get("id") == self._previous_id:
+                raise _Garbled(f"the reply answers the previous request {self._previous_id!r}, "
+                               f"not {vector_id!r}: it wrote more than one line for that one")
             raise _Garbled(f"the reply answers id {doc.get('id')!r}, not {vector_id!r}")
         kinds = [k for k in REPLY_KINDS if k in doc]
         if len(kinds) != 1:
@@ -252,7 +265,7 @@ def _ready(fd: int, event: int, timeout: float) -> bool:
     """Wait until ``fd`` is ready for ``event`` (or hung up / in error) or ``timeout`` passes."""
     poller = select.poll()
     poller.register(fd, event)
-    return bool(poller.poll(max(1, int(timeout * 1000))))
+    return bool(poller.poll(0 if timeout <= 0 else max(1, int(timeout * 1000))))
 
 
 def _excerpt(data: bytes) -> str:
