@@ -1,0 +1,22 @@
+"""SM5 asm text: parse it into the program model and print it back.
+
+``parse_program(text)`` / ``parse_line(text)`` read text (any malformed line raises ``AsmError``
+with its 1-based line and column); ``format_program`` / ``format_line`` write one canonical
+spelling, and ``parse(format(x)) == x``. The grammar comes from the spec (``oracle.spec``); see
+``oracle.asm_parser`` for the AST conventions the two directions share.
+"""
+
+from __future__ import annotations
+
+from oracle.asm_parser import grammar_of, parse_line, parse_program
+from oracle.asm_printer import format_line, format_operand, format_program, format_value
+
+__all__ = [
+    "format_line",
+    "format_operand",
+    "format_program",
+    "format_value",
+    "grammar_of",
+    "parse_line",
+    "parse_program",
+]
