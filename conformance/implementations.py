@@ -115,7 +115,14 @@ def _factory(text: str) -> Implementation:
     factory = getattr(module, factory_name, None)
     if not callable(factory):
         raise ImplementationError(f"{module_name} has no callable {factory_name}", where=text)
-    return _checked(factory(), text)
+    try:
+        impl = factory()
+    except Sm5Error:
+        raise
+    except Exception as exc:  # a user's factory: any failure is reported as such
+        raise ImplementationError(f"{factory_name}() raised {type(exc).__name__}: {exc}",
+                                  where=text) from None
+    return _checked(impl, text)
 
 
 def _checked(impl: object, where: str) -> Implementation:

@@ -8,6 +8,7 @@ that must hold a double NaN the canonical quiet NaN 0x7FF8000000000000.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -16,9 +17,9 @@ from oracle.asm import parse_program
 from oracle.errors import Sm5Error
 from oracle.executor import check_state, execute
 from oracle.legality import first_violation
-from oracle.program import Program
-from oracle.semantics import SEMANTICS
-from oracle.spec import load_default
+from oracle.program import Instruction, Program
+from oracle.semantics import SEMANTICS, SemanticsFn
+from oracle.spec import InstructionSpec, load_default
 from oracle.state import (
     Accept,
     Execution,
@@ -60,21 +61,65 @@ def rejection(program: tuple[str, ...], target: str, runtime: str, formats: Form
     return None if rule is None else (rule.id, rule.text)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What every execution of one program needs, looked up once."""
+
+    program: Program
+    instruction: Instruction
+    spec: InstructionSpec
+    semantics: SemanticsFn
+
+
+@lru_cache(maxsize=4096)
+def _plan(program: tuple[str, ...]) -> _Plan | None:
+    parsed_program = parsed(program)
+    spec = load_default()
+    under_test = [i for i in parsed_program.instructions if i.name in spec.instructions]
+    if len(under_test) != 1:
+        return None
+    name = under_test[0].name
+    return _Plan(parsed_program, under_test[0], spec.instruction(name), SEMANTICS[name])
+
+
+Shape = tuple[tuple[tuple[str, str, int, int, int, str], ...], tuple[str, ...], str]
+
+
+@lru_cache(maxsize=16384)
+def _check_shape(program: tuple[str, ...], shape: Shape) -> None:
+    """``oracle.executor.check_state`` reads only the shape of the state: checked once per
+    (program, shape); a failure raises and is not cached."""
+    resources, registers, invocation = shape
+    state = MachineState(dict.fromkeys(registers, (0, 0, 0, 0)),
+                         {name: Resource(kind, (0,) * words, stride, count, fmt)
+                          for name, kind, stride, count, words, fmt in resources}, invocation)
+    check_state(parsed(program), state, load_default())
+
+
+def _shape(state: MachineState) -> Shape:
+    return (tuple(sorted((k, r.kind, r.stride, r.count, len(r.data), r.format)
+                         for k, r in state.resources.items())),
+            tuple(sorted(state.registers)), state.invocation)
+
+
 def oracle_execution(vector: Vector, state: MachineState) -> Execution:
-    """``oracle.executor.execute`` on the vector, with legality looked up in the cache."""
+    """``oracle.executor.execute`` on the vector, with what depends only on the program (and the
+    shape of the state) looked up in caches."""
     formats = tuple(sorted((k, r.format) for k, r in state.resources.items() if r.format))
     broken = rejection(vector.program, vector.target, vector.runtime, formats)
     if broken is not None:
         return Execution(("rejected",), (), None, rule=broken[0], reason=broken[1])
-    program = parsed(vector.program)
-    spec = load_default()
-    under_test = [i for i in program.instructions if i.name in spec.instructions]
-    if len(under_test) != 1:
-        return execute(program, state, vector.target, vector.runtime)  # raises the error
-    check_state(program, state, spec)
-    instruction = under_test[0]
-    return SEMANTICS[instruction.name](instruction, program, state,
-                                       spec.instruction(instruction.name))
+    plan = _plan(vector.program)
+    if plan is None:  # not exactly one specified instruction: the executor says so
+        return execute(parsed(vector.program), state, vector.target, vector.runtime)
+    _check_shape(vector.program, _shape(state))
+    return plan.semantics(plan.instruction, plan.program, state, plan.spec)
+
+
+def clear_caches() -> None:
+    """Forget every cached program, legality verdict and state shape (for benchmarks)."""
+    for cached in (parsed, rejection, _plan, _check_shape):
+        cached.cache_clear()
 
 
 class OracleImplementation:
@@ -99,18 +144,23 @@ def representative(expected: ExpectedState, before: MachineState) -> dict[str, A
     """One concrete state inside ``expected`` (JSON form), undefined parts taken from ``before``."""
     out: dict[str, Any] = {}
     for key, accepts in expected.registers.items():
-        out[key] = _register(accepts, before.registers.get(key, (0, 0, 0, 0)))
+        out[key] = list(accepts) if _exact(accepts) else \
+            _register(accepts, before.registers.get(key, (0, 0, 0, 0)))
     for key, res in expected.resources.items():
         original = before.resources[key]
-        if res is None:
-            out[key] = resource_to_json(original)
-            continue
         body = resource_to_json(original)
-        body["data"] = [_pick(w, original.data[i]) for i, w in enumerate(res.words)]
+        if res is not None:
+            body["data"] = list(res.words) if _exact(res.words) else \
+                [_pick(w, original.data[i]) for i, w in enumerate(res.words)]
         out[key] = body
     if expected.invocation != "active":
         out["invocation"] = expected.invocation
     return out
+
+
+def _exact(accepts: tuple[Accept, ...]) -> bool:
+    """Every acceptance set is one exact value (checked at C speed: memories can be large)."""
+    return not accepts or set(map(type, accepts)) == {int}
 
 
 def _register(accepts: tuple[Accept, ...], before: tuple[int, ...]) -> list[int]:

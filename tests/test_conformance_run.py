@@ -1,0 +1,122 @@
+"""The run engine, the implementation resolver and ``sm5 conform``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conformance_cases import all_vectors, write_vectors
+
+from conformance.implementations import ImplementationError, Unavailable, resolve
+from conformance.interface import Result
+from conformance.oracle_impl import OracleImplementation
+from conformance.run import RunError, parse_shard, run, shard_of, vector_files
+from sm5.cli import main
+from vectors.format import Vector, VectorError
+
+VECTORS = all_vectors()
+
+
+@pytest.fixture
+def cases(tmp_path: Path) -> Path:
+    return write_vectors(tmp_path / "cases.jsonl", VECTORS)
+
+
+def test_shards_partition_the_vectors_by_the_documented_hash() -> None:
+    ids = [v.id for v in VECTORS]
+    shards = [parse_shard(f"{i}/3") for i in (1, 2, 3)]
+    owners = [[s.index for s in shards if s is not None and s.holds(i)] for i in ids]
+    assert all(len(o) == 1 for o in owners)
+    # The formula of the README, spelled out independently: sha256(id), first 8 bytes, mod n.
+    vid = "store_structured/oob_index/0003"
+    assert shard_of(vid, 7) == int(hashlib.sha256(vid.encode()).hexdigest()[:16], 16) % 7
+
+
+@pytest.mark.parametrize("text", ["0/2", "3/2", "1/0", "a/b", "2", "1/2/3"])
+def test_bad_shard_spec(text: str) -> None:
+    with pytest.raises(RunError, match="expected i/n"):
+        parse_shard(text)
+
+
+def test_duplicate_vector_ids_are_an_error(tmp_path: Path) -> None:
+    path = write_vectors(tmp_path / "dup.jsonl", [VECTORS[0], VECTORS[0]])
+    with pytest.raises(VectorError, match=r"dup.jsonl:3: duplicate vector id"):
+        run(OracleImplementation(), [path])
+
+
+def test_folder_without_vector_files(tmp_path: Path) -> None:
+    with pytest.raises(RunError, match=r"no \*\.jsonl vector files"):
+        vector_files([tmp_path])
+
+
+class Raising:
+    name = "raising"
+    capabilities = frozenset({"executes"})
+
+    def run(self, vector: Vector) -> Result:
+        raise ZeroDivisionError("oops")
+
+
+def test_an_exception_in_run_fails_that_vector_and_the_run_goes_on(cases: Path) -> None:
+    report = run(Raising(), [cases])
+    executable = [v for v in VECTORS if not v.rejected]
+    assert report.counts()["fail"] == len(executable)
+    assert report.counts()["not-applicable"] == len(VECTORS) - len(executable)
+    assert report.verdicts[executable[0].id].reason == \
+        "the implementation raised ZeroDivisionError: oops"
+
+
+def create_raising() -> Raising:
+    return Raising()
+
+
+def test_resolve_names() -> None:
+    assert resolve("oracle").name == "oracle"
+    assert resolve("mutant:sat_dropped").name == "sat_dropped"
+    assert resolve(f"{__name__}:create_raising").name == "raising"
+    narrowed = resolve("oracle", capabilities=frozenset({"executes"}))
+    assert narrowed.capabilities == frozenset({"executes"})
+    with pytest.raises(ImplementationError, match="unknown capabilities"):
+        resolve("oracle", capabilities=frozenset({"flies"}))
+    with pytest.raises(ImplementationError, match="cannot import no_such_module_x"):
+        resolve("no_such_module_x:create")
+    with pytest.raises(ImplementationError, match="object is not an implementation"):
+        resolve("builtins:object")
+    with pytest.raises(ImplementationError, match=r"Vector\(\) raised TypeError"):
+        resolve("vectors.format:Vector")
+
+
+def test_vkd3d_missing_adapter_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "conformance.vkd3d.adapter", None)
+    with pytest.raises(Unavailable, match="vkd3d: the vkd3d adapter cannot be loaded"):
+        resolve("vkd3d")
+
+
+def test_sm5_conform_exit_codes_and_results(cases: Path, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "results.json"
+    assert main(["conform", "--impl", "oracle", "--vectors", str(cases), "--json",
+                 str(out)]) == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc["counts"]["pass"] == len(VECTORS)
+    assert list(doc["results"]) == sorted(v.id for v in VECTORS)
+    assert f"oracle: {len(VECTORS)} vectors: {len(VECTORS)} pass" in capsys.readouterr().out
+    assert main(["conform", "--impl", "mutant:atomic_saturates", "--vectors", str(cases)]) == 1
+    printed = capsys.readouterr().out
+    assert "FAIL imm_atomic_iadd/raw/wraps: 1 value(s) outside the acceptance sets" in printed
+    assert "    u0[2]: expected 0x00000003, observed 0xffffffff" in printed
+    assert main(["conform", "--impl", "nonsense", "--vectors", str(cases)]) == 2
+
+
+def test_sm5_mutants_on_the_hand_picked_cases(cases: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "mutants.json"
+    assert main(["mutants", "--vectors", str(cases), "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "kill rate: 26/26 (100.0%)" in printed
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc["mutants"]["dmovc_float_compare"]["killing_vectors"] == [
+        "dmovc/cond/negative_zero_is_true"]
