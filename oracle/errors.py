@@ -38,3 +38,15 @@ class StateError(Sm5Error):
 
 class ExecError(Sm5Error):
     """The program cannot be executed on the given state (e.g. a register the state lacks)."""
+
+
+class EncodeError(Sm5Error):
+    """A program cannot be encoded as DXBC tokens (unknown instruction, malformed operand)."""
+
+
+class ContainerError(Sm5Error):
+    """Bytes are not a well-formed DXBC container (truncated, bad magic, bad checksum)."""
+
+
+class NotExpressible(Sm5Error):
+    """A vector cannot be run as a single-thread cs_5_0 harness; ``message`` says why."""
