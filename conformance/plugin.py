@@ -130,6 +130,19 @@ class ConformanceRun:
         session.testscollected = len(session.items)
         return True
 
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        run = self.run
+        lines = [f"sm5: implementation {run.impl.name} "
+                 f"({', '.join(sorted(run.impl.capabilities)) or 'no capabilities'}); "
+                 f"vectors: {', '.join(run.report.files)}"
+                 + (f"; shard {run.shard}" if run.shard else "")
+                 + (f"; expectations: {run.expectations.source}"
+                    if run.expectations.source else "")]
+        if config.args_source == pytest.Config.ArgsSource.ARGS:
+            lines.append("sm5: path arguments are not collected in a conformance run; choose "
+                         "vectors with --sm5-vectors")
+        return lines
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Collect verdicts (on the xdist controller they arrive with the workers' reports)."""
         if report.when != "call":
