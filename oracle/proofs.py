@@ -1,0 +1,160 @@
+"""The theorems about the spec, checked by z3 within a per-theorem time budget.
+
+Per instruction, in this order:
+
+``well_defined``
+    every expression evaluates exactly in both z3 encodings (no 128-bit overflow, no division by
+    zero): the translation may stand in for the Python evaluator.
+``partition/<group>``
+    where a group applies, exactly one of its clauses holds, and each clause can fire.
+``outcomes``
+    ``defined`` never fires together with ``no_write``/``resource_undefined``/``tgsm_undefined``.
+``in_bounds/<clause>``
+    a ``defined`` access of a bounds group stays inside its resource (address = the YAML
+    pseudocode formula, evaluated exactly).
+``naive_wrap_bytes/<group>``, ``naive_wrap_dwords/<group>``, ``offset_wrap/<group>``
+    a naive 32-bit implementation is fooled (counterexample expected, with canonical boundary
+    models as witnesses).
+``availability``
+    the availability tables decide every (target, runtime) cell exactly once.
+``agreement``
+    z3 and the Python evaluator agree on every model met above.
+
+``results_to_json`` is deterministic: the theorems (with witnesses) carry no time; the times are
+in a separate ``timings_ms`` map that a consumer hashing the results leaves out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
+from typing import Any
+
+from oracle.errors import Sm5Error
+from oracle.spec import Spec, load_default
+from oracle.theorems.agreement import agreement
+from oracle.theorems.availability import availability
+from oracle.theorems.base import (
+    STATUSES,
+    Budget,
+    Context,
+    Found,
+    TheoremResult,
+    TheoremTimeout,
+    build_context,
+    run_theorem,
+)
+from oracle.theorems.memory import (
+    WrapQuery,
+    bounds_groups,
+    in_bounds,
+    naive_wrap,
+    structured_wrap_groups,
+    wrap_queries,
+)
+from oracle.theorems.outcomes import outcome_consistency
+from oracle.theorems.partition import partition
+from oracle.theorems.welldefined import well_defined
+
+__all__ = ["DEFAULT_TIMEOUT_MS", "FORMAT", "TheoremResult", "results_to_json", "run_all",
+           "run_instruction"]
+
+#: Per-theorem budget (milliseconds) unless the caller gives another.
+DEFAULT_TIMEOUT_MS = 10_000
+FORMAT = "sm5-proofs/1"
+WRAP_KINDS = ("naive_wrap_bytes", "naive_wrap_dwords", "offset_wrap")
+
+
+def run_all(spec: Spec | None = None, *, timeout_ms: int = DEFAULT_TIMEOUT_MS,
+            instructions: Iterable[str] | None = None) -> list[TheoremResult]:
+    """Check every theorem of every instruction (or of ``instructions``), in a fixed order."""
+    spec = spec or load_default()
+    names = sorted(spec.instructions) if instructions is None else list(instructions)
+    results: list[TheoremResult] = []
+    for name in names:
+        results += run_instruction(spec, name, timeout_ms=timeout_ms)
+    return results
+
+
+def run_instruction(spec: Spec, name: str, *,
+                    timeout_ms: int = DEFAULT_TIMEOUT_MS) -> list[TheoremResult]:
+    instruction = spec.instruction(name)
+    ctx = build_context(instruction, spec.model.limits)
+    results: list[TheoremResult] = []
+
+    def run(kind: str, subject: str, body: Callable[[Budget], Found]) -> None:
+        label = f"{name}/{kind}" + (f"/{subject}" if subject else "")
+        results.append(run_theorem(label, name, kind, timeout_ms, body))
+
+    run("well_defined", "", partial(well_defined, ctx))
+    for group in instruction.semantics.groups:
+        run("partition", group.id, partial(partition, ctx, group))
+    run("outcomes", "", partial(outcome_consistency, ctx))
+    for group in bounds_groups(ctx):
+        for clause in group.clauses:
+            if "defined" in clause.outcomes:
+                run("in_bounds", clause.id, partial(in_bounds, ctx, clause))
+    for group_id, queries in _wrap_plan(ctx, timeout_ms):
+        for kind in WRAP_KINDS:
+            if isinstance(queries, Found):
+                run(kind, group_id, partial(_unstated, queries))
+            else:
+                run(kind, group_id, partial(naive_wrap, ctx, ctx.group(group_id), queries[kind]))
+    run("availability", "", lambda b: availability(instruction, spec.model))
+    models = list(ctx.models)
+    run("agreement", "", lambda b: agreement(ctx, b, models))
+    return results
+
+
+def _unstated(found: Found, budget: Budget) -> Found:
+    return found
+
+
+def _wrap_plan(ctx: Context,
+               timeout_ms: int) -> list[tuple[str, dict[str, WrapQuery] | Found]]:
+    """The structured bounds groups and their wrap queries (or why they cannot be stated)."""
+    budget = Budget(timeout_ms)
+    plan: list[tuple[str, dict[str, WrapQuery] | Found]] = []
+    try:
+        for group in structured_wrap_groups(ctx, budget):
+            queries = wrap_queries(ctx, group, budget)
+            plan.append((group.id, queries if isinstance(queries, dict) else
+                         Found("failed", f"cannot state the wrap theorems: {queries}")))
+    except TheoremTimeout as exc:
+        plan.append(("*", Found("timeout", f"finding the structured groups: {exc}")))
+    except Sm5Error as exc:
+        plan.append(("*", Found("failed", f"cannot state the wrap theorems: {exc}")))
+    return plan
+
+
+def results_to_json(results: Sequence[TheoremResult]) -> dict[str, Any]:
+    """A deterministic document: ``theorems`` and ``counts`` carry no time; ``timings_ms``
+    (rounded, per theorem name) and ``total_ms`` are kept apart."""
+    counts = {status: sum(1 for r in results if r.status == status) for status in STATUSES}
+    return {
+        "format": FORMAT,
+        "theorems": [{
+            "name": r.name,
+            "instruction": r.instruction,
+            "kind": r.kind,
+            "status": r.status,
+            "detail": r.detail,
+            "witnesses": [{"inputs": dict(w), "clauses": list(c)}
+                          for w, c in zip(r.witnesses, _claims(r), strict=True)],
+        } for r in results],
+        "counts": counts,
+        "ok": counts["failed"] == 0 and counts["timeout"] == 0,
+        "timings_ms": {r.name: round(r.seconds * 1000) for r in results},
+        "total_ms": round(sum(r.seconds for r in results) * 1000),
+    }
+
+
+def _claims(result: TheoremResult) -> tuple[tuple[str, ...], ...]:
+    if len(result.claims) == len(result.witnesses):
+        return result.claims
+    return tuple(() for _ in result.witnesses)
+
+
+def canonical_json(document: Mapping[str, Any]) -> str:
+    return json.dumps(document, sort_keys=True, indent=1) + "\n"

@@ -1,0 +1,259 @@
+"""The theorems on the real spec, on deliberately broken copies of it, and the prove command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from oracle import prove_cli
+from oracle.clauses import classify, full_env
+from oracle.proofs import results_to_json, run_all
+from oracle.rules import Value
+from oracle.spec import Spec, TargetOverride, default_root, load_default, load_spec
+from oracle.theorems.availability import availability
+from oracle.theorems.base import TheoremResult
+
+SPEC = load_default()
+U32 = 2**32
+
+
+@pytest.fixture(scope="module")
+def results() -> list[TheoremResult]:
+    return run_all()
+
+
+def by_name(results: list[TheoremResult]) -> dict[str, TheoremResult]:
+    return {r.name: r for r in results}
+
+
+def broken_spec(tmp_path: Path, old: str, new: str) -> Spec:
+    root = tmp_path / "spec"
+    shutil.copytree(default_root(), root)
+    path = root / "instructions" / "store_structured.yaml"
+    text = path.read_text("utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), "utf-8")
+    return load_spec(root)
+
+
+# --------------------------------------------------------------------------------------------
+# The real spec
+
+
+def test_every_theorem_holds_on_the_spec(results: list[TheoremResult]) -> None:
+    bad = [(r.name, r.status, r.detail) for r in results
+           if r.status not in ("proved", "counterexample-as-expected")]
+    assert not bad
+
+
+def test_the_expected_theorems_exist(results: list[TheoremResult]) -> None:
+    names = set(by_name(results))
+    for instruction in SPEC.instructions.values():
+        assert f"{instruction.name}/well_defined" in names
+        assert f"{instruction.name}/outcomes" in names
+        assert f"{instruction.name}/availability" in names
+        assert f"{instruction.name}/agreement" in names
+        for group in instruction.semantics.groups:
+            assert f"{instruction.name}/partition/{group.id}" in names
+    expected_wraps = {
+        ("store_structured", "uav_bounds"), ("store_structured", "tgsm_bounds"),
+        ("imm_atomic_iadd", "uav_structured_bounds"),
+        ("imm_atomic_iadd", "tgsm_structured_bounds")}
+    found = {(r.instruction, r.name.split("/")[2]) for r in results if r.kind == "offset_wrap"}
+    assert found == expected_wraps
+    for name, group_id in expected_wraps:
+        for kind in ("naive_wrap_bytes", "naive_wrap_dwords", "offset_wrap"):
+            assert by_name(results)[f"{name}/{kind}/{group_id}"].status == \
+                "counterexample-as-expected"
+    for clause in ("store_structured.uav.in_bounds", "store_structured.tgsm.in_bounds",
+                   "imm_atomic_iadd.uav_raw.in_bounds", "imm_atomic_iadd.uav_typed.in_bounds",
+                   "imm_atomic_iadd.tgsm_structured.in_bounds"):
+        assert by_name(results)[f"{clause.split('.')[0]}/in_bounds/{clause}"].status == "proved"
+
+
+# The address inputs of the two instructions (structure index, byte offset), by hand.
+ADDRESS_INPUTS = {"store_structured": ("index", "offset"), "imm_atomic_iadd": ("addr0", "addr1")}
+
+
+def _parts(instruction: str, w: Mapping[str, Value]) -> tuple[int, int, int, int, int]:
+    index_name, offset_name = ADDRESS_INPUTS[instruction]
+    index, offset = int(w[index_name]), int(w[offset_name])
+    components = int(w.get("components", 1))
+    return index, offset, components, int(w["stride"]), int(w["count"])
+
+
+def test_witnesses_are_complete_concrete_and_fire_their_clauses(
+        results: list[TheoremResult]) -> None:
+    seen = 0
+    for r in results:
+        assert len(r.claims) == len(r.witnesses)
+        instruction = SPEC.instruction(r.instruction)
+        inputs = {i.name: i for i in instruction.semantics.inputs}
+        for witness, claimed in zip(r.witnesses, r.claims, strict=True):
+            seen += 1
+            assert set(witness) == set(inputs)
+            for name, value in witness.items():
+                spec_input = inputs[name]
+                if spec_input.type == "enum":
+                    assert value in spec_input.values
+                elif spec_input.type == "bool":
+                    assert isinstance(value, bool)
+                else:
+                    assert isinstance(value, int) and not isinstance(value, bool)
+                    assert value >= 0
+            assert int(witness.get("count", 0)) <= 8  # small states
+            env = full_env(instruction.semantics, witness)
+            assert len(claimed) == 1
+            assert instruction.clause(claimed[0]).when.holds(env)
+            # the executor's own classification agrees
+            assert claimed[0] in {c.id for c in classify(instruction, witness)}
+    assert seen >= 40
+
+
+def test_naive_wraps_are_real_wraps_by_hand(results: list[TheoremResult]) -> None:
+    for r in results:
+        if r.kind not in ("naive_wrap_bytes", "naive_wrap_dwords", "offset_wrap"):
+            continue
+        for w in r.witnesses:
+            index, offset, components, stride, count = _parts(r.instruction, w)
+            address, end = stride * index + offset, stride * index + offset + 4 * components
+            if r.kind == "naive_wrap_bytes":
+                assert end > stride * count  # exact: out of bounds
+                assert address % U32 + 4 * components <= stride * count  # naive: fits
+            elif r.kind == "naive_wrap_dwords":
+                assert end > stride * count
+                assert (index * (stride // 4) + offset // 4) % U32 + components \
+                    <= stride * count // 4
+            else:
+                assert index < count and offset + 4 * components > stride
+                assert (offset + 4 * components) % U32 <= stride
+
+
+def test_boundary_models_by_hand(results: list[TheoremResult]) -> None:
+    table = by_name(results)
+    wrap = table["store_structured/naive_wrap_bytes/uav_bounds"].witnesses
+    # 16 * 0x10000000 = 2**32: the smallest index that wraps to address 0 at stride 16
+    assert {"index": 0x10000000, "offset": 0, "components": 1, "stride": 16, "count": 4,
+            "file": "u"} in wrap
+    assert {"index": 0x40000000, "offset": 0, "components": 1, "stride": 4, "count": 1,
+            "file": "u"} in wrap
+    dwords = table["store_structured/naive_wrap_dwords/tgsm_bounds"].witnesses
+    # dword index 0x40000000 * (16 / 4) = 2**32
+    assert {"index": 0x40000000, "offset": 0, "components": 1, "stride": 16, "count": 4,
+            "file": "g"} in dwords
+    offsets = table["store_structured/offset_wrap/uav_bounds"].witnesses
+    assert {"index": 0, "offset": 0xFFFFFFFC, "components": 1, "stride": 4, "count": 1,
+            "file": "u"} in offsets
+    assert {"index": 0, "offset": 0xFFFFFFF0, "components": 4, "stride": 4, "count": 1,
+            "file": "u"} in offsets
+    atomic = table["imm_atomic_iadd/offset_wrap/tgsm_structured_bounds"].witnesses
+    assert any(w["addr1"] == 0xFFFFFFFC and w["kind"] == "structured" and w["file"] == "g"
+               for w in atomic)
+
+
+def test_results_json_is_deterministic_and_keeps_times_apart(
+        results: list[TheoremResult]) -> None:
+    again = run_all(instructions=["store_structured"])
+    first = results_to_json([r for r in results if r.instruction == "store_structured"])
+    second = results_to_json(again)
+    assert first["theorems"] == second["theorems"]
+    assert "seconds" not in json.dumps(first["theorems"])
+    assert set(first["timings_ms"]) == {t["name"] for t in first["theorems"]}
+    assert first["ok"] is True
+
+
+# --------------------------------------------------------------------------------------------
+# Broken copies of the spec
+
+
+def test_overlapping_clauses_fail_the_partition(tmp_path: Path) -> None:
+    spec = broken_spec(tmp_path, "offset + 4 * components <= stride and index < count",
+                       "offset + 4 * components <= stride and index <= count")
+    table = by_name(run_all(spec, instructions=["store_structured"]))
+    failed = table["store_structured/partition/uav_bounds"]
+    assert failed.status == "failed"
+    assert "store_structured.uav.in_bounds" in failed.detail
+    assert "store_structured.uav.oob_index" in failed.detail
+    witness = failed.witnesses[0]
+    instruction = spec.instruction("store_structured")
+    env = full_env(instruction.semantics, witness)
+    assert instruction.clause("store_structured.uav.in_bounds").when.holds(env)
+    assert instruction.clause("store_structured.uav.oob_index").when.holds(env)
+    assert witness["index"] == witness["count"]  # the only overlap
+    # ... and the widened clause writes past the resource
+    assert table["store_structured/in_bounds/store_structured.uav.in_bounds"].status == "failed"
+
+
+def test_a_gap_fails_the_partition(tmp_path: Path) -> None:
+    spec = broken_spec(tmp_path, "offset + 4 * components <= stride",
+                       "offset + 4 * components < stride")
+    table = by_name(run_all(spec, instructions=["store_structured"]))
+    failed = table["store_structured/partition/uav_bounds"]
+    assert failed.status == "failed"
+    assert "no clause" in failed.detail
+    witness = failed.witnesses[0]
+    instruction = spec.instruction("store_structured")
+    env = full_env(instruction.semantics, witness)
+    group = next(g for g in instruction.semantics.groups if g.id == "uav_bounds")
+    assert not any(c.when.holds(env) for c in group.clauses)
+    assert int(witness["offset"]) + 4 * int(witness["components"]) == witness["stride"]
+
+
+def test_defined_with_a_memory_outcome_fails_outcome_consistency(tmp_path: Path) -> None:
+    spec = broken_spec(tmp_path, "outcomes: [no_write]", "outcomes: [defined, no_write]")
+    table = by_name(run_all(spec, instructions=["store_structured"]))
+    assert table["store_structured/outcomes"].status == "failed"
+    assert "store_structured.uav.oob_index" in table["store_structured/outcomes"].detail
+
+
+def test_conflicting_availability_rows_fail() -> None:
+    instruction = SPEC.instruction("store_structured")
+    row = instruction.availability.targets[0]
+    twice = TargetOverride(row.target, not row.supported, row.source, None)
+    conflicting = replace(instruction, availability=replace(
+        instruction.availability, targets=(*instruction.availability.targets, twice)))
+    found = availability(conflicting, SPEC.model)
+    assert found.status == "failed" and row.target in found.detail
+    no_models = replace(instruction, availability=replace(instruction.availability, models=()))
+    found = availability(no_models, SPEC.model)
+    assert found.status == "failed" and "no model row" in found.detail
+
+
+def test_a_spent_budget_is_a_timeout_not_a_crash() -> None:
+    results = run_all(timeout_ms=1, instructions=["store_structured"])
+    assert {r.status for r in results} <= {"timeout", "proved"}
+    assert sum(r.status == "timeout" for r in results) >= len(results) - 2
+
+
+# --------------------------------------------------------------------------------------------
+# The command
+
+
+def _prove(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    prove_cli.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["prove", *argv])
+    code: int = args.handler(args)
+    return code
+
+
+def test_prove_command_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "proofs.json"
+    assert _prove(["--instruction", "dmovc", "--json", str(out)]) == 0
+    document = json.loads(out.read_text("utf-8"))
+    assert document["ok"] is True and document["format"] == "sm5-proofs/1"
+    assert {t["instruction"] for t in document["theorems"]} == {"dmovc"}
+    assert "dmovc/partition/value" in capsys.readouterr().out
+
+
+def test_prove_command_fails_on_a_broken_spec(tmp_path: Path) -> None:
+    spec = broken_spec(tmp_path, "offset + 4 * components <= stride",
+                       "offset + 4 * components < stride")
+    del spec
+    assert _prove(["--spec", str(tmp_path / "spec"), "--instruction", "store_structured"]) == 1
