@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from conformance import cli as conformance_cli
-from oracle import dxbc_cli, exec_cli, spec_cli
+from oracle import dxbc_cli, exec_cli, prove_cli, spec_cli
 from oracle.errors import Sm5Error
 
 Registrar = Callable[[argparse._SubParsersAction], None]  # type: ignore[type-arg]
@@ -20,6 +20,7 @@ REGISTRARS: tuple[Registrar, ...] = (
     exec_cli.add_parser,
     conformance_cli.add_parser,
     dxbc_cli.add_parser,
+    prove_cli.add_parser,
 )
 
 
