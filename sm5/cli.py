@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from conformance import cli as conformance_cli
 from oracle import dxbc_cli, exec_cli, prove_cli, spec_cli
 from oracle.errors import Sm5Error
+from reports import cli as reports_cli
 
 Registrar = Callable[[argparse._SubParsersAction], None]  # type: ignore[type-arg]
 
@@ -21,6 +22,7 @@ REGISTRARS: tuple[Registrar, ...] = (
     conformance_cli.add_parser,
     dxbc_cli.add_parser,
     prove_cli.add_parser,
+    reports_cli.add_parser,
 )
 
 

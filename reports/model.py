@@ -1,0 +1,496 @@
+"""The report's data: everything the page shows, gathered into frozen values.
+
+``gather`` reads the spec, the vectors (through :mod:`reports.coverage`) and the optional proof,
+conformance and mutant JSON files (through :mod:`reports.inputs`), decides each clause's status
+and draws the matrices (:mod:`reports.grids`). The template only lays these values out; every
+ordering is fixed here, so the same inputs always give the same page.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from oracle.spec import Clause, InstructionSpec, SourceRef, Spec
+from reports.coverage import VectorFile, VectorIndex, scan
+from reports.grids import (
+    ILLEGAL_MARK,
+    LEGAL_MARK,
+    Cell,
+    Grid,
+    GridRow,
+    instructions_of,
+    legality_grid,
+    mask_grids,
+    outcome_grid,
+    plural,
+)
+from reports.inputs import (
+    ImplResults,
+    Mutant,
+    Theorem,
+    merge_results,
+    read_mutants,
+    read_proofs,
+    read_results,
+    status_order,
+)
+
+#: Clause statuses, in the order the page lists them, with their labels.
+STATUSES = (("proved", "proved"), ("tested", "tested"),
+            ("undefined", "undefined by design"), ("uncovered", "uncovered"))
+#: Outcomes where the spec leaves part of the state free, and what vectors check instead.
+UNDEFINED_OUTCOMES = {
+    "resource_undefined": "the UAV may hold anything (expected null); all else is checked exactly",
+    "tgsm_undefined": "shared memory may hold anything (expected null); all else is checked "
+                      "exactly",
+    "dst_undefined": "the returned component may be anything (expected null); memory and the "
+                     "other components are checked",
+    "dst_constrained": "the component is checked against the spec's predicate (e.g. any NaN, a "
+                       "zero of either sign), not fixed bits",
+}
+#: Conformance statuses whose vectors are listed with their reasons.
+LISTED_RESULTS = ("fail", "xfail", "xpass")
+SAMPLE_IDS = 4
+CLAUSE_ISSUES = 8
+IMPL_ISSUES = 60
+MUTANT_IDS = 3
+
+
+@dataclass(frozen=True)
+class SourceView:
+    key: str
+    title: str
+    section: str
+
+
+@dataclass(frozen=True)
+class SourceDocView:
+    key: str
+    title: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class OperandView:
+    name: str
+    role: str
+    meaning: str
+    files: str
+    kinds: str
+    selection: str
+    allowed: str
+    modifiers: str
+    source: SourceView
+
+
+@dataclass(frozen=True)
+class TargetRow:
+    label: str
+    supported: bool
+    source: SourceView
+    erratum: str
+
+
+@dataclass(frozen=True)
+class RuleView:
+    id: str
+    text: str
+    check: str
+    source: SourceView
+    rejects: int
+
+
+@dataclass(frozen=True)
+class ErratumView:
+    id: str
+    defect: str
+    resolution: str
+    sources: tuple[SourceView, ...]
+    used_by: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class InstructionView:
+    name: str
+    opcode: str
+    family: str
+    summary: str
+    syntax: str
+    source: SourceView
+    saturate: bool
+    operands: tuple[OperandView, ...]
+    stage_grid: Grid
+    runtime_sources: tuple[tuple[str, SourceView, str], ...]
+    target_rows: tuple[TargetRow, ...]
+    rules: tuple[RuleView, ...]
+    errata: tuple[ErratumView, ...]
+    vector_count: int
+    unparsed: int
+    status_counts: tuple[tuple[str, str, int], ...]
+
+
+@dataclass(frozen=True)
+class Issue:
+    vector_id: str
+    status: str
+    reason: str
+    diffs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ImplCell:
+    index: int
+    impl: str
+    counts: tuple[tuple[str, int], ...]
+    tone: str
+    issues: tuple[Issue, ...]
+    more_issues: int
+
+    @property
+    def total(self) -> int:
+        return sum(n for _, n in self.counts)
+
+
+@dataclass(frozen=True)
+class TheoremRef:
+    name: str
+    label: str
+    status: str
+
+
+@dataclass(frozen=True)
+class ClauseView:
+    id: str
+    instruction: str
+    group: str
+    text: str
+    outcomes: tuple[str, ...]
+    source: SourceView
+    erratum: str
+    status: str
+    badges: tuple[tuple[str, str], ...]
+    vector_count: int
+    sample_ids: tuple[str, ...]
+    uncovered_reason: str
+    undefined_note: str
+    theorems: tuple[TheoremRef, ...]
+    impls: tuple[ImplCell, ...]
+
+    @property
+    def result_keys(self) -> str:
+        """``index:status`` for every status an implementation has on this clause (filters)."""
+        return " ".join(f"{c.index}:{s}" for c in self.impls for s, n in c.counts if n)
+
+
+@dataclass(frozen=True)
+class ProofRow:
+    name: str
+    instruction: str
+    kind: str
+    status: str
+    tone: str
+    seconds: str
+    detail: str
+    about: str
+    witnesses: tuple[str, ...]
+    witness_count: int
+
+
+@dataclass(frozen=True)
+class ProofsView:
+    rows: tuple[ProofRow, ...]
+    counts: tuple[tuple[str, str, int], ...]
+    total_seconds: str
+
+
+@dataclass(frozen=True)
+class MutantRow:
+    name: str
+    description: str
+    instructions: tuple[str, ...]
+    killed: bool
+    killing_count: int
+    killing_sample: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MutantsView:
+    rows: tuple[MutantRow, ...]
+    killed: int
+    total: int
+    score: str
+
+
+@dataclass(frozen=True)
+class ImplementationView:
+    index: int
+    impl: str
+    files: tuple[str, ...]
+    statuses: tuple[str, ...]
+    counts: tuple[tuple[str, int], ...]
+    per_instruction: tuple[tuple[str, tuple[int, ...]], ...]
+    unknown_vectors: int
+    issues: tuple[Issue, ...]
+    more_issues: int
+
+    @property
+    def total(self) -> int:
+        return sum(n for _, n in self.counts)
+
+
+@dataclass(frozen=True)
+class Report:
+    spec_version: str
+    instructions: tuple[InstructionView, ...]
+    clauses: tuple[ClauseView, ...]
+    statuses: tuple[tuple[str, str, int], ...]
+    mask_grids: tuple[Grid, ...]
+    legality_grids: tuple[Grid, ...]
+    outcome_grid: Grid
+    proofs: ProofsView | None
+    mutants: MutantsView | None
+    implementations: tuple[ImplementationView, ...]
+    files: tuple[VectorFile, ...]
+    vector_total: int
+    sources: tuple[SourceDocView, ...]
+    result_statuses: tuple[str, ...]
+
+
+# ----------------------------------------------------------------------------------------------
+# Gathering
+
+
+def gather(spec: Spec, vector_paths: Sequence[Path], proofs_json: Path | None = None,
+           results_jsons: Iterable[Path] = (), mutants_json: Path | None = None) -> Report:
+    index = scan(vector_paths, spec)
+    theorems = read_proofs(proofs_json) if proofs_json is not None else None
+    impls = merge_results([read_results(p) for p in results_jsons])
+    mutants = read_mutants(mutants_json) if mutants_json is not None else None
+    clauses = tuple(_clause_view(spec, ins, clause, index, theorems, impls)
+                    for ins in instructions_of(spec) for clause in ins.clauses)
+    status_totals = Counter(c.status for c in clauses)
+    return Report(
+        spec_version=spec.version,
+        instructions=tuple(_instruction_view(spec, ins, index, clauses)
+                           for ins in instructions_of(spec)),
+        clauses=clauses,
+        statuses=tuple((key, label, status_totals[key]) for key, label in STATUSES),
+        mask_grids=tuple(g for ins in instructions_of(spec) for g in mask_grids(ins, index)),
+        legality_grids=tuple(legality_grid(spec, ins, index) for ins in instructions_of(spec)),
+        outcome_grid=outcome_grid(spec, index),
+        proofs=None if theorems is None else _proofs_view(spec, theorems),
+        mutants=None if mutants is None else _mutants_view(mutants, index),
+        implementations=tuple(_implementation_view(n, impl, index)
+                              for n, impl in enumerate(impls)),
+        files=index.files, vector_total=index.total,
+        sources=tuple(SourceDocView(k, d.title, d.kind)
+                      for k, d in sorted(spec.model.sources.items())),
+        result_statuses=status_order({r.status for i in impls for r in i.results.values()}),
+    )
+
+
+def source_view(spec: Spec, ref: SourceRef) -> SourceView:
+    doc = spec.model.sources.get(ref.ref)
+    return SourceView(ref.ref, doc.title if doc else ref.ref, ref.section)
+
+
+# --- instructions -------------------------------------------------------------------------------
+
+
+def _instruction_view(spec: Spec, ins: InstructionSpec, index: VectorIndex,
+                      clauses: tuple[ClauseView, ...]) -> InstructionView:
+    avail = ins.availability
+    runtimes = tuple(r.name for r in spec.model.runtimes)
+    stage_rows = tuple(
+        GridRow(stage.name, stage.prefix, tuple(
+            Cell(LEGAL_MARK if stage.name in avail.stages_for(rt) else ILLEGAL_MARK, "",
+                 "legal" if stage.name in avail.stages_for(rt) else "illegal",
+                 f"{ins.name} in the {stage.name} stage on runtime {rt}")
+            for rt in runtimes))
+        for stage in spec.model.stages)
+    stage_grid = Grid("", ins.name, "stage", (), runtimes, stage_rows, "")
+    target_rows = tuple(
+        TargetRow(_model_name(spec, m.model), m.supported, source_view(spec, m.source), "")
+        for m in avail.models) + tuple(
+        TargetRow(t.target, t.supported, source_view(spec, t.source), t.erratum or "")
+        for t in avail.targets)
+    used_by: dict[str, list[str]] = {}
+    for clause in ins.clauses:
+        if clause.erratum:
+            used_by.setdefault(clause.erratum, []).append(clause.id)
+    for row in avail.targets:
+        if row.erratum:
+            used_by.setdefault(row.erratum, []).append(f"availability {row.target}")
+    for rt_row in avail.runtimes:
+        if rt_row.erratum:
+            used_by.setdefault(rt_row.erratum, []).append(f"availability {rt_row.runtime}")
+    own = [c for c in clauses if c.instruction == ins.name]
+    return InstructionView(
+        name=ins.name, opcode=f"0x{ins.opcode:02X}", family=ins.family, summary=ins.summary,
+        syntax=ins.syntax, source=source_view(spec, ins.source), saturate=ins.saturate,
+        operands=tuple(OperandView(
+            op.name, op.role, op.meaning, ", ".join(op.files), ", ".join(op.kinds),
+            op.selection, " ".join("." + x for x in (op.masks or op.swizzles)),
+            ", ".join(op.modifiers), source_view(spec, op.source)) for op in ins.operands),
+        stage_grid=stage_grid,
+        runtime_sources=tuple((r.runtime, source_view(spec, r.source), r.erratum or "")
+                              for r in avail.runtimes),
+        target_rows=target_rows,
+        rules=tuple(RuleView(r.id, r.text, r.check, source_view(spec, r.source),
+                             index.rejects_by_rule.get(r.id, 0)) for r in ins.rules),
+        errata=tuple(ErratumView(
+            e.id, e.defect, e.resolution,
+            tuple(SourceView(s, spec.model.sources[s].title, "") for s in e.sources),
+            tuple(used_by.get(e.id, ()))) for e in ins.errata),
+        vector_count=index.per_instruction.get(ins.name, 0),
+        unparsed=index.unparsed.get(ins.name, 0),
+        status_counts=tuple((key, label, sum(1 for c in own if c.status == key))
+                            for key, label in STATUSES),
+    )
+
+
+def _model_name(spec: Spec, model: int) -> str:
+    for m in spec.model.shader_models:
+        if m.model == model:
+            return m.name
+    return f"model {model}"
+
+
+# --- clauses ------------------------------------------------------------------------------------
+
+
+def _about(theorem: Theorem, ins: InstructionSpec, clause: Clause) -> bool:
+    """The theorem is about this clause or its group (``partition/<group>``,
+    ``in_bounds/<clause>``, ...). Theorems about the whole instruction (well-definedness,
+    availability, agreement) hold for every clause alike and are left to the proof table."""
+    return theorem.instruction == ins.name and theorem.subject in (clause.id, clause.group)
+
+
+def _clause_view(spec: Spec, ins: InstructionSpec, clause: Clause, index: VectorIndex,
+                 theorems: tuple[Theorem, ...] | None, impls: tuple[ImplResults, ...]
+                 ) -> ClauseView:
+    ids = index.clause_ids.get(clause.id, ())
+    covered = bool(ids)
+    about = tuple(TheoremRef(t.name, t.name.removeprefix(f"{ins.name}/"), t.status)
+                  for t in theorems or () if _about(t, ins, clause))
+    proved = covered and any(t.status == "proved" for t in about)
+    free = [o for o in clause.outcomes if o in UNDEFINED_OUTCOMES]
+    undefined = covered and bool(free)
+    badges: list[tuple[str, str]] = []
+    if proved:
+        badges.append(("proved", "proved"))
+    if covered:
+        badges.append(("tested", "tested"))
+    if undefined:
+        badges.append(("undefined", "undefined by design"))
+    if not covered:
+        badges.append(("uncovered", "uncovered"))
+    status = ("uncovered" if not covered else "proved" if proved
+              else "undefined" if undefined else "tested")
+    return ClauseView(
+        id=clause.id, instruction=ins.name, group=clause.group, text=clause.text,
+        outcomes=clause.outcomes, source=source_view(spec, clause.source),
+        erratum=clause.erratum or "", status=status, badges=tuple(badges),
+        vector_count=len(ids), sample_ids=ids[:SAMPLE_IDS],
+        uncovered_reason="" if covered else _uncovered_reason(ins, index),
+        undefined_note="; ".join(f"{o}: {UNDEFINED_OUTCOMES[o]}" for o in free),
+        theorems=about,
+        impls=tuple(_impl_cell(n, impl, ids) for n, impl in enumerate(impls)))
+
+
+def _uncovered_reason(ins: InstructionSpec, index: VectorIndex) -> str:
+    if not index.files:
+        return "no vector files were given to the report"
+    count = index.per_instruction.get(ins.name, 0)
+    if count == 0:
+        return f"no vector generated: no {ins.name} vectors in the vector files given"
+    return (f"no vector generated for this clause: none of the {plural(count, 'vector')} "
+            f"of {ins.name} lists it")
+
+
+def _impl_cell(n: int, impl: ImplResults, ids: tuple[str, ...]) -> ImplCell:
+    counts: Counter[str] = Counter()
+    issues: list[Issue] = []
+    for vector_id in ids:
+        result = impl.results.get(vector_id)
+        if result is None:
+            continue
+        counts[result.status] += 1
+        if result.status in LISTED_RESULTS:
+            issues.append(Issue(vector_id, result.status, result.reason, result.diffs))
+    issues.sort(key=lambda i: (LISTED_RESULTS.index(i.status), i.vector_id))
+    return ImplCell(n, impl.impl, tuple((s, counts[s]) for s in status_order(set(counts))),
+                    _result_tone(counts), tuple(issues[:CLAUSE_ISSUES]),
+                    max(0, len(issues) - CLAUSE_ISSUES))
+
+
+def _result_tone(counts: Mapping[str, int]) -> str:
+    for status, tone in (("fail", "bad"), ("xpass", "warn"), ("xfail", "expected"),
+                         ("pass", "good")):
+        if counts.get(status):
+            return tone
+    return "na"
+
+
+# --- proofs, mutants, implementations ----------------------------------------------------------
+
+
+PROOF_TONES = {"proved": "good", "counterexample-as-expected": "good", "failed": "bad",
+               "timeout": "warn"}
+
+
+def _proofs_view(spec: Spec, theorems: tuple[Theorem, ...]) -> ProofsView:
+    rows = []
+    for t in theorems:
+        ins = spec.instructions.get(t.instruction)
+        groups = {g.id for g in ins.semantics.groups} if ins else set()
+        clause_ids = {c.id for c in ins.clauses} if ins else set()
+        about = ("clause" if t.subject in clause_ids else "group" if t.subject in groups
+                 else "instruction" if not t.subject else t.subject)
+        rows.append(ProofRow(t.name, t.instruction, t.kind, t.status,
+                             PROOF_TONES.get(t.status, "warn"),
+                             "" if t.seconds is None else f"{t.seconds:.2f} s", t.detail,
+                             about, t.witnesses, t.witness_count))
+    counts = Counter(t.status for t in theorems)
+    total = sum(t.seconds or 0.0 for t in theorems)
+    order = [*(s for s in PROOF_TONES if s in counts), *sorted(set(counts) - set(PROOF_TONES))]
+    return ProofsView(tuple(rows), tuple((s, PROOF_TONES.get(s, "warn"), counts[s]) for s in order),
+                      f"{total:.2f} s")
+
+
+def _mutants_view(mutants: tuple[Mutant, ...], index: VectorIndex) -> MutantsView:
+    rows = tuple(MutantRow(
+        m.name, m.description,
+        tuple(sorted({index.vector_instruction[v] for v in m.killing
+                      if v in index.vector_instruction})),
+        m.killed, len(m.killing), m.killing[:MUTANT_IDS]) for m in mutants)
+    killed = sum(1 for m in mutants if m.killed)
+    score = f"{100 * killed / len(mutants):.1f} %" if mutants else "no mutants"
+    return MutantsView(rows, killed, len(mutants), score)
+
+
+def _implementation_view(n: int, impl: ImplResults, index: VectorIndex) -> ImplementationView:
+    statuses = status_order({r.status for r in impl.results.values()})
+    counts = Counter(r.status for r in impl.results.values())
+    per_ins: dict[str, Counter[str]] = {}
+    issues: list[Issue] = []
+    unknown = 0
+    for vector_id, result in impl.results.items():
+        name = index.vector_instruction.get(vector_id)
+        if name is None:
+            unknown += 1
+            name = "(not in the vector files)"
+        per_ins.setdefault(name, Counter())[result.status] += 1
+        if result.status in LISTED_RESULTS:
+            issues.append(Issue(vector_id, result.status, result.reason, result.diffs))
+    issues.sort(key=lambda i: (LISTED_RESULTS.index(i.status), i.vector_id))
+    return ImplementationView(
+        index=n, impl=impl.impl, files=impl.files, statuses=statuses,
+        counts=tuple((s, counts[s]) for s in statuses),
+        per_instruction=tuple((name, tuple(c[s] for s in statuses))
+                              for name, c in sorted(per_ins.items())),
+        unknown_vectors=unknown, issues=tuple(issues[:IMPL_ISSUES]),
+        more_issues=max(0, len(issues) - IMPL_ISSUES))

@@ -1,0 +1,328 @@
+"""The spec-coverage report: every clause with a status, statuses decided as the rules say,
+escaping of text that comes from data, byte-identical rebuilds, a self-contained page."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from report_inputs import MARKUP_REASON, Inputs, write_inputs, write_json
+
+from oracle.spec import Spec, default_root, load_default, load_spec
+from reports import build_report
+from reports.grids import Grid
+from reports.inputs import ReportError
+from reports.model import ImplCell, Report, gather
+from sm5.cli import main
+
+STATUS_KEYS = {"proved", "tested", "undefined", "uncovered"}
+
+
+@dataclass
+class Row:
+    attrs: dict[str, str]
+    text: list[str] = field(default_factory=list)
+
+    @property
+    def statuses(self) -> set[str]:
+        return set(self.attrs.get("data-status", "").split())
+
+    @property
+    def content(self) -> str:
+        return " ".join(" ".join(self.text).split())
+
+
+class ClauseRows(HTMLParser):
+    """The clause rows of the page (``tr.clause-row``) with their text, and every link target."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: dict[str, Row] = {}
+        self.links: list[str] = []
+        self.ids: set[str] = set()
+        self._row: Row | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {k: v or "" for k, v in attrs}
+        if "id" in values:
+            self.ids.add(values["id"])
+        for key in ("href", "src"):
+            if key in values:
+                self.links.append(values[key])
+        if tag == "tr" and "clause-row" in values.get("class", "").split():
+            self._row = Row(values)
+            self.rows[values["id"].removeprefix("c-")] = self._row
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "tr":
+            self._row = None
+
+    def handle_data(self, data: str) -> None:
+        if self._row is not None:
+            self._row.text.append(data)
+
+
+def parse(html: str) -> ClauseRows:
+    parser = ClauseRows()
+    parser.feed(html)
+    return parser
+
+
+@pytest.fixture(scope="module")
+def spec() -> Spec:
+    return load_default()
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory, spec: Spec) -> Inputs:
+    return write_inputs(tmp_path_factory.mktemp("report-inputs"), spec)
+
+
+def build(out: Path, inputs: Inputs, spec: Spec | None = None) -> str:
+    path = build_report(out, spec=spec, vector_paths=inputs.vectors, proofs_json=inputs.proofs,
+                        results_jsons=inputs.results, mutants_json=inputs.mutants)
+    assert path == out / "index.html"
+    return path.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory, inputs: Inputs, spec: Spec) -> ClauseRows:
+    return parse(build(tmp_path_factory.mktemp("report"), inputs, spec))
+
+
+@pytest.fixture(scope="module")
+def report(inputs: Inputs, spec: Spec) -> Report:
+    return gather(spec, inputs.vectors, inputs.proofs, inputs.results, inputs.mutants)
+
+
+def test_every_clause_of_every_instruction_is_shown_with_a_status(page: ClauseRows,
+                                                                   spec: Spec) -> None:
+    clause_ids = [c.id for c in spec.all_clauses()]
+    assert len(clause_ids) > 30
+    assert sorted(page.rows) == sorted(clause_ids)
+    for clause_id, row in page.rows.items():
+        assert row.statuses and row.statuses <= STATUS_KEYS, clause_id
+        assert clause_id in row.content
+
+
+def test_an_uncovered_clause_says_why(page: ClauseRows) -> None:
+    uncovered = [row for row in page.rows.values() if "uncovered" in row.statuses]
+    assert uncovered
+    for row in uncovered:
+        assert "why uncovered:" in row.content
+    # store_structured has 9 vectors in report_inputs, none of which misaligns a g# write.
+    assert ("why uncovered: no vector generated for this clause: none of the 9 vectors of "
+            "store_structured lists it") in page.rows["store_structured.tgsm.misaligned"].content
+
+
+@pytest.mark.parametrize(("clause_id", "statuses"), [
+    # uav_bounds has a proved partition theorem, and vector 0000 covers the clause.
+    ("store_structured.uav.in_bounds", {"proved", "tested"}),
+    # Same group; its outcome (resource_undefined) leaves the UAV free.
+    ("store_structured.uav.oob_offset", {"proved", "tested", "undefined"}),
+    # tgsm_bounds' partition theorem timed out: tested and undefined by design, not proved.
+    ("store_structured.tgsm.out_of_bounds", {"tested", "undefined"}),
+    ("store_structured.tgsm.in_bounds", {"tested"}),
+    # A proved in_bounds theorem names this clause.
+    ("imm_atomic_iadd.uav_raw.in_bounds", {"proved", "tested"}),
+    ("imm_atomic_iadd.uav_raw.out_of_bounds", {"tested", "undefined"}),
+    # The failed partition theorem of dmovc's value group proves nothing.
+    ("dmovc.value.sign_modifier", {"tested"}),
+    ("dmovc.value.modified_nan", {"uncovered"}),
+    # A proved theorem (partition/uav_structured_bounds) without a covering vector does not
+    # make a clause proved.
+    ("imm_atomic_iadd.uav_structured.in_bounds", {"uncovered"}),
+])
+def test_status_follows_the_rules(page: ClauseRows, clause_id: str, statuses: set[str]) -> None:
+    assert page.rows[clause_id].statuses == statuses
+
+
+def test_undefined_by_design_is_explained_and_lists_its_vectors(page: ClauseRows) -> None:
+    row = page.rows["store_structured.uav.oob_offset"]
+    assert "undefined by design: resource_undefined" in row.content
+    assert "store_structured/synthetic/0002" in row.content
+
+
+def _results(report: Report, clause_id: str, impl: str) -> ImplCell:
+    clause = next(c for c in report.clauses if c.id == clause_id)
+    return next(cell for cell in clause.impls if cell.impl == impl)
+
+
+def test_per_implementation_results_per_clause(page: ClauseRows, report: Report) -> None:
+    impls = [i.impl for i in report.implementations]
+    assert impls == ["atomic_returns_new", "divergent", "oracle"]
+    divergent = _results(report, "store_structured.uav.oob_offset", "divergent")
+    assert divergent.counts == (("fail", 1),)
+    assert [i.vector_id for i in divergent.issues] == ["store_structured/synthetic/0002"]
+    assert divergent.issues[0].diffs == ("u0[3]: expected any, observed 0x1",)
+    xfail = _results(report, "imm_atomic_iadd.uav_raw.out_of_bounds", "divergent")
+    assert xfail.counts == (("xfail", 1),)
+    assert "expected divergence: returns 0 out of bounds" in \
+        page.rows["imm_atomic_iadd.uav_raw.out_of_bounds"].content
+    # The mutant returns the new value: both in-bounds raw atomics (0000, 0002) fail on it.
+    clause = "imm_atomic_iadd.uav_raw.in_bounds"
+    assert _results(report, clause, "atomic_returns_new").counts == (("fail", 2),)
+    assert _results(report, clause, "oracle").counts == (("pass", 2),)
+    assert "2 fail" in page.rows[clause].content
+
+
+def _cell(grid: Grid, row: str, column: int) -> tuple[str, str, str]:
+    cells = next(r.cells for r in grid.rows if r.label == row)
+    return cells[column].text, cells[column].note, cells[column].tone
+
+
+def test_matrices(report: Report) -> None:
+    legality = next(g for g in report.legality_grids if g.instruction == "store_structured")
+    # Columns: (Shader Model 4, 4.1, 5) x (11.0, 11.1). ps_4_0 on 11.0 is rejected (model 40
+    # unsupported) and has one must-reject vector; cs_4_0 is allowed by an explicit row.
+    assert _cell(legality, "pixel", 0)[1:] == ("1 rej", "illegal")
+    assert _cell(legality, "compute", 0)[2] == "legal-empty"
+    assert _cell(legality, "vertex", 4)[1:] == ("1 rej", "illegal")  # vs_5_0 on 11.0
+    assert _cell(legality, "vertex", 5)[2] == "legal-empty"  # vs_5_0 on 11.1
+    assert _cell(legality, "hull", 0)[2] == "na"  # no hs_4_0
+    masks = next(g for g in report.mask_grids if g.instruction == "store_structured")
+    # src0 has no swizzle list: 15 letter-equality patterns, then immediates.
+    assert len(masks.columns) == 16
+    assert (masks.columns[0], masks.columns[14], masks.columns[15]) == \
+        ("aaaa", "abcd", "immediate")
+    # .xyzw in 0000, 0005, 0006, 0007 and .yxwz in 0002; 0006 and 0007 are must-reject.
+    assert _cell(masks, ".xy", 14) == ("5", "2 rej", "h1")
+    assert _cell(masks, ".x", 0) == ("1", "", "h1")  # .xxxx in 0001
+    assert _cell(masks, ".xz", 14) == ("1", "1 rej", "illegal")
+    assert _cell(masks, ".xyz", 14) == ("0", "", "gap")
+    listed = next(g for g in report.mask_grids if g.title.startswith("dmovc: dest mask") and
+                  "src1" in g.title)
+    assert listed.columns == (".xyzw", ".xyxy", ".zwxy", ".zwzw", "other", "immediate")
+    assert _cell(listed, ".zw", 0)[2] == "gap"
+    assert _cell(listed, ".xyzw", 4)[2] == "na"
+    outcomes = report.outcome_grid
+    assert outcomes.columns[:3] == ("defined", "no_write", "resource_undefined")
+    assert _cell(outcomes, "store_structured", 2) == ("2", "", "h1")
+    assert _cell(outcomes, "store_structured", 6) == ("3", "", "h1")  # rejected
+    assert _cell(outcomes, "dmovc", 1)[2] == "na"  # dmovc never yields no_write
+
+
+def test_proofs_and_mutants_sections(report: Report, inputs: Inputs) -> None:
+    assert report.proofs is not None
+    assert [r.about for r in report.proofs.rows] == [
+        "instruction", "group", "group", "group", "clause", "group", "group"]
+    assert report.proofs.rows[1].seconds == "0.42 s"
+    assert report.proofs.rows[3].witness_count == 1
+    doc = json.loads(inputs.mutants.read_text())
+    assert report.mutants is not None
+    assert report.mutants.total == doc["total"] == len(report.mutants.rows)
+    assert report.mutants.killed == doc["killed"]
+    assert report.mutants.score == f"{100 * doc['killed'] / doc['total']:.1f} %"
+
+
+def test_the_same_inputs_give_the_same_bytes(tmp_path: Path, inputs: Inputs) -> None:
+    first = build(tmp_path / "a", inputs)
+    second = build(tmp_path / "b", inputs)
+    assert first == second
+    assert (tmp_path / "a" / "index.html").read_bytes() == \
+        (tmp_path / "b" / "index.html").read_bytes()
+    # Over the same folder again (the atomic write replaces the file), and with the inputs
+    # given in another order.
+    build(tmp_path / "a", inputs)
+    shuffled = build_report(tmp_path / "c", vector_paths=[*reversed(inputs.vectors),
+                                                          inputs.vectors[0].parent],
+                            proofs_json=inputs.proofs, results_jsons=inputs.results[::-1],
+                            mutants_json=inputs.mutants)
+    assert shuffled.read_bytes() == (tmp_path / "a" / "index.html").read_bytes()
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["index.html"]
+
+
+def test_the_page_is_self_contained(tmp_path: Path, inputs: Inputs) -> None:
+    html = build(tmp_path, inputs)
+    page = parse(html)
+    assert page.links
+    for target in page.links:
+        assert target.startswith(("#", "data:")), target
+        if target.startswith("#") and len(target) > 1:
+            assert target[1:] in page.ids, target
+    for section in ("instructions", "clauses", "matrices", "proofs", "mutants",
+                    "implementations"):
+        assert section in page.ids
+    assert "default-src 'none'" in html
+    assert "http://" not in html and "https://" not in html
+
+
+def test_spec_text_and_reasons_are_escaped(tmp_path: Path, inputs: Inputs) -> None:
+    root = tmp_path / "spec"
+    shutil.copytree(default_root(), root, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    yaml_path = root / "instructions" / "store_structured.yaml"
+    text = yaml_path.read_text(encoding="utf-8")
+    clause_text = 'text: "A misaligned byte offset on g#: all shared memory becomes undefined."'
+    defect = "defect: \"'casued' for 'caused'.\""
+    assert text.count(clause_text) == 1 and text.count(defect) == 1
+    text = text.replace(clause_text, 'text: "<script>alert(1)</script> misaligned g#"')
+    text = text.replace(defect, 'defect: "<script>alert(1)</script> typo"')
+    yaml_path.write_text(text, encoding="utf-8")
+    spec = load_spec(root)
+    assert spec.instruction("store_structured").errata[5].defect.startswith("<script>")
+    html = build(tmp_path / "out", inputs, spec)
+    assert "<script>alert(1)" not in html
+    assert html.count("&lt;script&gt;alert(1)&lt;/script&gt;") == 2
+    assert MARKUP_REASON not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_missing_optional_inputs_are_said(tmp_path: Path) -> None:
+    html = build_report(tmp_path, vector_paths=[]).read_text(encoding="utf-8")
+    assert "Proofs not run" in html
+    assert "Mutants not run" in html
+    assert "No conformance results were given" in html
+    page = parse(html)
+    assert {s for row in page.rows.values() for s in row.statuses} == {"uncovered"}
+    assert all("no vector files were given to the report" in row.content
+               for row in page.rows.values())
+
+
+def test_malformed_inputs_are_report_errors(tmp_path: Path, inputs: Inputs) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ReportError) as caught:
+        build_report(tmp_path / "out", vector_paths=inputs.vectors, proofs_json=bad)
+    assert caught.value.where == str(bad)
+    no_status = write_json(tmp_path / "r.json", {"impl": "x", "results": {"v": {"reason": ""}}})
+    with pytest.raises(ReportError, match="field 'status' missing"):
+        build_report(tmp_path / "out", vector_paths=inputs.vectors, results_jsons=[no_status])
+    clash = write_json(tmp_path / "o.json", {"impl": "oracle", "results": {
+        "store_structured/synthetic/0000": {"status": "fail", "reason": "x"}}})
+    with pytest.raises(ReportError, match="another verdict"):
+        build_report(tmp_path / "out", vector_paths=inputs.vectors,
+                     results_jsons=[inputs.results[0], clash])
+
+
+def test_shards_of_one_run_are_merged(tmp_path: Path, inputs: Inputs, spec: Spec) -> None:
+    doc = json.loads(inputs.results[1].read_text())
+    ids = sorted(doc["results"])
+    halves = [{**doc, "results": {k: doc["results"][k] for k in part}}
+              for part in (ids[::2], ids[1::2])]
+    paths = [write_json(tmp_path / f"shard{n}.json", half) for n, half in enumerate(halves)]
+    merged = gather(spec, inputs.vectors, results_jsons=paths)
+    whole = gather(spec, inputs.vectors, results_jsons=[inputs.results[1]])
+    # The mutant does not validate: the 5 must-reject vectors are not applicable; it returns the
+    # new value, so the 2 in-bounds raw atomics fail; the other 11 vectors pass.
+    assert merged.implementations[0].counts == whole.implementations[0].counts == \
+        (("pass", 11), ("fail", 2), ("not-applicable", 5))
+    assert merged.implementations[0].files == ("shard0.json", "shard1.json")
+
+
+def test_command_line(tmp_path: Path, inputs: Inputs, capsys: pytest.CaptureFixture[str]
+                      ) -> None:
+    out = tmp_path / "out"
+    code = main(["report", "--out", str(out), "--vectors", *map(str, inputs.vectors),
+                 "--proofs", str(inputs.proofs), "--results", *map(str, inputs.results),
+                 "--mutants", str(inputs.mutants)])
+    assert code == 0
+    assert capsys.readouterr().out.strip() == str(out / "index.html")
+    assert (out / "index.html").read_text(encoding="utf-8") == build(tmp_path / "api", inputs)
+    missing = tmp_path / "absent.json"
+    assert main(["report", "--out", str(out), "--vectors", *map(str, inputs.vectors),
+                 "--mutants", str(missing)]) == 2
+    assert str(missing) in capsys.readouterr().err
