@@ -51,7 +51,10 @@ class Rule:
     names: frozenset[str]
 
     def evaluate(self, env: Mapping[str, Value]) -> Value:
-        return evaluate(self.tree, env, self.text)
+        try:
+            return evaluate(self.tree, env, self.text)
+        except RecursionError:
+            raise RuleError(f"expression nested too deeply: {self.text[:60]!r}...") from None
 
     def holds(self, env: Mapping[str, Value]) -> bool:
         value = self.evaluate(env)
@@ -65,12 +68,14 @@ def parse_rule(text: str, *, where: str, known: frozenset[str] | None = None) ->
 
     ``known`` (when given) is the set of variable names the expression may read.
     """
+    names: set[str] = set()
     try:
         module = ast.parse(text.strip(), mode="eval")
+        _check(module.body, text, where, names)
     except SyntaxError as exc:
         raise RuleError(f"{text!r} is not an expression: {exc.msg}", where=where) from None
-    names: set[str] = set()
-    _check(module.body, text, where, names)
+    except (RecursionError, MemoryError):
+        raise RuleError(f"expression nested too deeply: {text[:60]!r}...", where=where) from None
     if known is not None:
         unknown = sorted(names - known)
         if unknown:
@@ -100,6 +105,9 @@ def _check(node: ast.AST, text: str, where: str, names: set[str]) -> None:
         _check(node.left, text, where, names)
         _check(node.right, text, where, names)
     elif isinstance(node, ast.Compare):
+        if len(node.ops) > 1 and any(isinstance(op, ast.In | ast.NotIn) for op in node.ops):
+            # Python would compare the tuple itself with the next operand; rules have no tuples.
+            raise _reject(node, text, where, "'in' inside a chained comparison")
         _check(node.left, text, where, names)
         for op, right in zip(node.ops, node.comparators, strict=True):
             if isinstance(op, ast.In | ast.NotIn):

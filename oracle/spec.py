@@ -8,7 +8,7 @@ written once, in the YAML.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -603,6 +603,12 @@ def _cross_check(spec: Spec) -> None:
                             where=where)
         seen[identifier] = where
 
+    def located(lookup: Callable[[str], object], name: str, where: str) -> None:
+        try:
+            lookup(name)
+        except SpecError as exc:
+            raise SpecError(f"availability: {exc.message}", where=where) from None
+
     def known_source(ref: SourceRef, where: str) -> None:
         if ref.ref not in sources:
             raise SpecError(f"source {ref.ref!r} is not listed in model.yaml sources", where=where)
@@ -636,9 +642,9 @@ def _cross_check(spec: Spec) -> None:
             if row.erratum and row.erratum not in errata:
                 raise SpecError(f"availability {row.target}: unknown erratum {row.erratum!r}",
                                 where=ins.path)
-            spec.model.target(row.target)
+            located(spec.model.target, row.target, ins.path)
         for rt in ins.availability.runtimes:
-            spec.model.runtime(rt.runtime)
+            located(spec.model.runtime, rt.runtime, ins.path)
             if rt.erratum and rt.erratum not in errata:
                 raise SpecError(f"availability {rt.runtime}: unknown erratum {rt.erratum!r}",
                                 where=ins.path)

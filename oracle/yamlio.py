@@ -23,7 +23,11 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode,
     seen: dict[Any, yaml.Node] = {}
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
-        if key in seen:
+        try:
+            duplicate = key in seen
+        except TypeError:  # an unhashable key: construct_mapping reports it as a YAML error
+            continue
+        if duplicate:
             mark = key_node.start_mark
             raise yaml.constructor.ConstructorError(
                 None, None, f"duplicate key {key!r}", mark)
