@@ -1,0 +1,358 @@
+"""The legality checker on hand-written instances: each lists exactly the rules it breaks.
+
+The expected rule ids are worked out from the sources (seed pages, facts A1-A5) and the rule ids
+of spec/; the last tests check that the rules generated from the operand tables are exactly those
+the YAML operand tables call for, computed from the YAML itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from oracle.asm import parse_program
+from oracle.executor import execute
+from oracle.legality import first_violation, violations
+from oracle.spec import load_default
+from oracle.state import MachineState, state_from_json
+
+SPEC_DIR = Path(__file__).resolve().parents[1] / "spec"
+DOUBLES = "dcl_globalFlags enableDoublePrecisionFloatOps"
+SS_U0 = "dcl_uav_structured u0, 16"
+STORE_U0 = "store_structured u0.x, l(0), l(0), r0.x"
+DMOVC = "dmovc r0.xyzw, r1.xyzw, r2.xyzw, r3.xyzw"
+
+
+def broken(lines: list[str], target: str = "cs_5_0", runtime: str = "11.0",
+           state: MachineState | None = None) -> list[str]:
+    return [rule.id for rule in violations(parse_program(lines), target, runtime, state)]
+
+
+# (name, target, runtime, program lines, expected rule ids in report order, source)
+CASES: list[tuple[str, str, str, list[str], list[str], str]] = [
+    # --- write masks, swizzles, modifiers, _sat (operand tables) ------------------------------
+    ("ss_mask_xz", "cs_5_0", "11.0",
+     [SS_U0, "store_structured u0.xz, l(0), l(0), r0.xyzw"],
+     ["store_structured.operand.dst0.mask"],
+     "seed-003: dst0 can only have a write mask that is one of the following: .x, .xy, .xyz, "
+     ".xyzw"),
+    ("ss_mask_y", "cs_5_0", "11.0",
+     [SS_U0, "store_structured u0.y, l(0), l(0), r0.x"],
+     ["store_structured.operand.dst0.mask"], "seed-003: write mask .x, .xy, .xyz, .xyzw only"),
+    ("ss_mask_yzw", "cs_5_0", "11.0",
+     [SS_U0, "store_structured u0.yzw, l(0), l(0), r0.xyzw"],
+     ["store_structured.operand.dst0.mask"], "seed-003: write mask without gaps from .x"),
+    ("dmovc_mask_x", "cs_5_0", "11.0",
+     [DOUBLES, "dmovc r0.x, r1.xyzw, r2.xyzw, r3.xyzw"],
+     ["dmovc.operand.dest.mask"], "seed-002: The valid masks for dest are .xy, .zw, .xyzw"),
+    ("dmovc_mask_xyz", "cs_5_0", "11.0",
+     [DOUBLES, "dmovc r0.xyz, r1.xyzw, r2.xyzw, r3.xyzw"],
+     ["dmovc.operand.dest.mask"], "seed-002: The valid masks for dest are .xy, .zw, .xyzw"),
+    ("dmovc_src1_swizzle_xxxx", "cs_5_0", "11.0",
+     [DOUBLES, "dmovc r0.xyzw, r1.xyzw, r2.xxxx, r3.xyzw"],
+     ["dmovc.operand.src1.swizzle"],
+     "seed-002: The valid swizzles for src1 and src2 containing doubles are .xyzw, .xyxy, "
+     ".zwxy, .zwzw"),
+    ("dmovc_src2_swizzle_yxwz", "cs_5_0", "11.0",
+     [DOUBLES, "dmovc r0.xyzw, r1.xyzw, r2.xyzw, r3.yxwz"],
+     ["dmovc.operand.src2.swizzle"], "seed-002: valid swizzles for src1 and src2"),
+    ("dmovc_src0_any_swizzle", "cs_5_0", "11.0",
+     [DOUBLES, "dmovc r0.xyzw, r1.wzwy, r2.zwxy, r3.xyxy"],
+     [], "seed-002: The valid swizzles for src0 are anything"),
+    ("dmovc_modifiers_on_src1_src2", "cs_5_0", "11.0",
+     [DOUBLES, "dmovc r0.xy, r1.xxxx, -r2_abs.zwzw, r3_abs.xyzw"],
+     [], "seed-002 syntax: [-]src1[_abs][.swizzle], [-]src2[_abs][.swizzle]"),
+    ("dmovc_modifier_on_src0", "cs_5_0", "11.0",
+     [DOUBLES, "dmovc r0.xyzw, -r1.xyzw, r2.xyzw, r3.xyzw"],
+     ["dmovc.operand.src0.modifier"], "seed-002 syntax: src0[.swizzle] takes no modifier"),
+    ("ss_src0_neg", "cs_5_0", "11.0",
+     [SS_U0, "store_structured u0.x, l(0), l(0), -r0.x"],
+     ["store_structured.operand.src0.modifier"],
+     "seed-003 syntax: src0[.swizzle]; No format conversion"),
+    ("ss_src0_abs", "cs_5_0", "11.0",
+     [SS_U0, "store_structured u0.x, l(0), l(0), r0_abs.x"],
+     ["store_structured.operand.src0.modifier"], "seed-003 syntax: src0[.swizzle]"),
+    ("ss_address_neg", "cs_5_0", "11.0",
+     [SS_U0, "store_structured u0.x, -r1.x, l(0), r0.x"],
+     ["store_structured.operand.dstAddress.modifier"],
+     "seed-003 syntax: dstAddress[.select_component]"),
+    ("ss_sat", "cs_5_0", "11.0",
+     [SS_U0, "store_structured_sat u0.x, l(0), l(0), r0.x"],
+     ["store_structured.legal.saturate"], "seed-003 syntax: store_structured has no [_sat]"),
+    ("ia_sat", "cs_5_0", "11.0",
+     ["dcl_uav_raw u0", "imm_atomic_iadd_sat r0.x, u0, l(0), l(1)"],
+     ["imm_atomic_iadd.legal.saturate"], "seed-004 syntax: imm_atomic_iadd has no [_sat]"),
+    ("dmovc_sat_legal", "cs_5_0", "11.0",
+     [DOUBLES, "dmovc_sat r0.xyzw, r1.xyzw, r2.xyzw, r3.xyzw"],
+     [], "seed-002 syntax: dmovc[_sat]"),
+    ("ia_dst0_two_components", "cs_5_0", "11.0",
+     ["dcl_uav_raw u0", "imm_atomic_iadd r0.xy, u0, l(0), l(1)"],
+     ["imm_atomic_iadd.operand.dst0.mask"],
+     "seed-004 syntax: dst0[.single_component_mask]"),
+    ("ss_dst0_raw_uav", "cs_5_0", "11.0",
+     ["dcl_uav_raw u0", STORE_U0],
+     ["store_structured.operand.dst0.kind"],
+     "seed-003: random-access write ... into a structured buffer UAV"),
+    ("ss_dst0_temp_register", "cs_5_0", "11.0",
+     ["store_structured r1.x, l(0), l(0), r0.x"],
+     ["store_structured.operand.dst0.file"], "seed-003: dst0 must be a UAV (u#) (or g#)"),
+    # --- g# only in the compute shader ---------------------------------------------------------
+    ("ss_tgsm_in_pixel_shader", "ps_5_0", "11.0",
+     ["dcl_tgsm_structured g0, 16, 4", "store_structured g0.x, l(0), l(0), r0.x"],
+     ["dcl_tgsm.legal.compute_only", "store_structured.legal.tgsm_compute_only"],
+     "seed-003: In the compute shader it can also be thread group shared memory (g#); "
+     "FS 22.3.46: dcl_tgsm_structured is compute-shader only"),
+    ("ia_tgsm_in_pixel_shader", "ps_5_0", "11.0",
+     ["dcl_tgsm_raw g0, 16", "imm_atomic_iadd r0.x, g0, l(0), l(1)"],
+     ["dcl_tgsm.legal.compute_only", "imm_atomic_iadd.legal.tgsm_compute_only"],
+     "seed-004: In the compute shader it can also be thread group shared memory (g#)"),
+    # --- shader model and stage availability ---------------------------------------------------
+    ("ia_cs_4_0", "cs_4_0", "11.0",
+     ["dcl_uav_raw u0", "imm_atomic_iadd r0.x, u0, r1.x, l(1)"],
+     ["imm_atomic_iadd.availability.target"],
+     "seed-004: Shader Model 4 no; FS 18.7.2.5: no atomic operations on cs_4_x"),
+    ("ia_cs_4_1", "cs_4_1", "11.1",
+     ["dcl_uav_raw u0", "imm_atomic_iadd r0.x, u0, r1.x, l(1)"],
+     ["imm_atomic_iadd.availability.target"], "seed-004: Shader Model 4.1 no"),
+    ("ia_cs_5_0", "cs_5_0", "11.0",
+     ["dcl_uav_raw u0", "imm_atomic_iadd r0.x, u0, r1.x, l(1)"],
+     [], "seed-004: Shader Model 5 yes; Compute on 11.0"),
+    ("ia_vs_5_0_on_11_0", "vs_5_0", "11.0",
+     ["dcl_uav_raw u0", "imm_atomic_iadd r0.x, u0, r1.x, l(1)"],
+     ["imm_atomic_iadd.availability.stage"],
+     "seed-004 first stage table (read as Pixel and Compute on 11.0)"),
+    ("ia_ds_5_0_on_11_1", "ds_5_0", "11.1",
+     ["dcl_uav_raw u0", "imm_atomic_iadd r0.x, u0, r1.x, l(1)"],
+     [], "seed-004 second stage table: all stages on the Direct3D 11.1 runtime"),
+    ("ss_vs_5_0_on_11_0", "vs_5_0", "11.0", [SS_U0, STORE_U0],
+     ["store_structured.availability.stage"],
+     "seed-003 first stage table: Pixel and Compute only"),
+    ("ss_gs_5_0_on_11_0", "gs_5_0", "11.0", [SS_U0, STORE_U0],
+     ["store_structured.availability.stage"], "seed-003 first stage table"),
+    ("ss_vs_5_0_on_11_1", "vs_5_0", "11.1", [SS_U0, STORE_U0], [],
+     "seed-003: this instruction applies to all shader stages for the Direct3D 11.1 runtime"),
+    ("ss_hs_5_0_on_11_1", "hs_5_0", "11.1", [SS_U0, STORE_U0], [],
+     "seed-003 second stage table"),
+    ("ss_ps_5_0_on_11_0", "ps_5_0", "11.0", [SS_U0, STORE_U0], [],
+     "seed-003 first stage table: Pixel"),
+    ("ss_cs_4_0_uav", "cs_4_0", "11.0", [SS_U0, STORE_U0], [],
+     "seed-003: cs_4_0 and cs_4_1 support this instruction for UAV and TGSM"),
+    ("ss_cs_4_1_uav", "cs_4_1", "11.0", [SS_U0, STORE_U0], [],
+     "seed-003: cs_4_0 and cs_4_1 support this instruction for UAV and TGSM"),
+    ("ss_ps_4_0", "ps_4_0", "11.0", [SS_U0, STORE_U0],
+     ["store_structured.availability.target"],
+     "seed-003 Minimum Shader Model: Shader Model 4 no (only cs_4_x is excepted)"),
+    ("ss_cs_4_0_tgsm_thread_id", "cs_4_0", "11.0",
+     ["dcl_tgsm_structured g0, 16, 4",
+      "store_structured g0.x, vThreadIDInGroupFlattened.x, l(0), r0.x"],
+     [], "FS 18.7.2.9 (facts A2): index vThreadIDInGroupFlattened, literal byte offset"),
+    ("ss_cs_4_0_tgsm_register_index", "cs_4_0", "11.0",
+     ["dcl_tgsm_structured g0, 16, 4", "store_structured g0.x, r1.x, l(0), r0.x"],
+     ["store_structured.legal.cs_4_x_tgsm_index"],
+     "FS 18.7.2.9 (facts A2): the struct index must be vThreadIDInGroupFlattened"),
+    ("ss_cs_4_1_tgsm_register_offset", "cs_4_1", "11.0",
+     ["dcl_tgsm_structured g0, 16, 4",
+      "store_structured g0.x, vThreadIDInGroupFlattened.x, r1.y, r0.x"],
+     ["store_structured.legal.cs_4_x_tgsm_offset_literal"],
+     "FS 18.7.2.9 (facts A2): the byte offset must be a literal"),
+    ("ss_cs_5_0_tgsm_register_index", "cs_5_0", "11.0",
+     ["dcl_tgsm_structured g0, 16, 4", "store_structured g0.x, r1.x, r1.y, r0.x"],
+     [], "the cs_4_x TGSM restrictions do not apply to cs_5_0"),
+    # --- typed UAVs for atomics --------------------------------------------------------------
+    ("ia_typed_float", "cs_5_0", "11.0",
+     ["dcl_uav_typed_buffer (float,float,float,float) u0", "imm_atomic_iadd r0.x, u0, l(0), l(1)"],
+     ["imm_atomic_iadd.legal.typed_return_type"],
+     "seed-004: If typed, it must be declared as UINT/SINT"),
+    ("ia_typed_uint", "cs_5_0", "11.0",
+     ["dcl_uav_typed_buffer (uint,uint,uint,uint) u0", "imm_atomic_iadd r0.x, u0, l(0), l(1)"],
+     [], "seed-004: declared as UINT/SINT"),
+    ("ia_typed_sint", "cs_5_0", "11.0",
+     ["dcl_uav_typed_buffer (sint,sint,sint,sint) u0", "imm_atomic_iadd r0.x, u0, l(0), l(1)"],
+     [], "seed-004: declared as UINT/SINT"),
+    ("ia_typed_cs_4_0", "cs_4_0", "11.0",
+     ["dcl_uav_typed_buffer (uint,uint,uint,uint) u0", "imm_atomic_iadd r0.x, u0, l(0), l(1)"],
+     ["dcl_uav_typed.legal.cs_4_x", "imm_atomic_iadd.availability.target"],
+     "FS 18.7.2.5 (facts A5): no typed UAV access and no atomics on cs_4_x"),
+    # --- doubles -----------------------------------------------------------------------------
+    ("dmovc_without_doubles_flag", "cs_5_0", "11.0", [DMOVC],
+     ["dmovc.legal.doubles_feature"],
+     "facts A4: the shader sets ENABLE_DOUBLE_PRECISION_FLOAT_OPS in dcl_globalFlags"),
+    ("dmovc_with_doubles_flag_vs", "vs_5_0", "11.0", [DOUBLES, DMOVC], [],
+     "seed-002 stage table: all stages"),
+    ("dmovc_cs_4_0", "cs_4_0", "11.0", [DOUBLES, DMOVC],
+     ["dmovc.availability.target"],
+     "seed-002 Minimum Shader Model: Shader Model 4 no; facts A4: no 4_x shader exposes doubles"),
+    # --- declarations ------------------------------------------------------------------------
+    ("dcl_stride_6", "cs_5_0", "11.0", ["dcl_uav_structured u0, 6", STORE_U0],
+     ["dcl_uav_structured.legal.stride"],
+     "FS 22.3.44 (facts A1): structByteStride must be greater than 0 and a multiple of 4"),
+    ("dcl_stride_0", "cs_5_0", "11.0", ["dcl_uav_structured u0, 0", STORE_U0],
+     ["dcl_uav_structured.legal.stride"], "FS 22.3.44: structByteStride greater than 0"),
+    ("dcl_stride_2052", "cs_5_0", "11.0", ["dcl_uav_structured u0, 2052", STORE_U0],
+     ["dcl_uav_structured.legal.stride_limit"],
+     "FS 5.4.2 (facts A1): StructureByteStride is at most 2048 bytes"),
+    ("dcl_stride_2048", "cs_5_0", "11.0", ["dcl_uav_structured u0, 2048", STORE_U0], [],
+     "FS 5.4.2: at most 2048 bytes"),
+    ("dcl_u8_on_11_0", "cs_5_0", "11.0",
+     ["dcl_uav_structured u8, 16", "store_structured u8.x, l(0), l(0), r0.x"],
+     ["dcl_uav.legal.slot"], "facts A5: D3D11.0 CS has 8 UAV slots"),
+    ("dcl_u7_on_11_0", "cs_5_0", "11.0",
+     ["dcl_uav_structured u7, 16", "store_structured u7.x, l(0), l(0), r0.x"],
+     [], "facts A5: D3D11.0 CS has 8 UAV slots (u0-u7)"),
+    ("dcl_u8_on_11_1", "cs_5_0", "11.1",
+     ["dcl_uav_structured u8, 16", "store_structured u8.x, l(0), l(0), r0.x"],
+     [], "facts A5: D3D11.1 has 64 UAV slots"),
+    ("dcl_u64_on_11_1", "cs_5_0", "11.1",
+     ["dcl_uav_structured u64, 16", "store_structured u64.x, l(0), l(0), r0.x"],
+     ["dcl_uav.legal.slot"], "facts A5: D3D11_1_UAV_SLOT_COUNT = 64"),
+    ("dcl_u1_on_cs_4_0", "cs_4_0", "11.0",
+     ["dcl_uav_structured u1, 16", "store_structured u1.x, l(0), l(0), r0.x"],
+     ["dcl_uav.legal.cs_4_x_single"],
+     "facts A5: only one UAV may be bound on cs_4_x (D3D11_CS_4_X_UAV_REGISTER_COUNT = 1)"),
+    ("undeclared_u1", "cs_5_0", "11.0",
+     [SS_U0, "store_structured u1.x, l(0), l(0), r0.x"],
+     ["program.undeclared_resource"], "FS 22.3: every u# used is declared"),
+    ("duplicate_declaration", "cs_5_0", "11.0", [SS_U0, SS_U0, STORE_U0],
+     ["program.duplicate_declaration"], "FS 22.3: a register is declared once"),
+    ("duplicate_declaration_other_kind", "cs_5_0", "11.0", [SS_U0, "dcl_uav_raw u0", STORE_U0],
+     ["program.duplicate_declaration"], "FS 22.3: a register is declared once"),
+    ("temp_beyond_dcl_temps", "cs_5_0", "11.0", ["dcl_temps 2", SS_U0,
+                                                  "store_structured u0.x, l(0), l(0), r2.x"],
+     ["program.temp_beyond_dcl_temps"], "FS 22.3.33: r# below the dcl_temps count"),
+    ("dcl_tgsm_raw_cs_4_0", "cs_4_0", "11.0", [SS_U0, "dcl_tgsm_raw g0, 16", STORE_U0],
+     ["dcl_tgsm_raw.legal.cs_4_x"],
+     "facts A2: on cs_4_x only dcl_tgsm_structured may be used; raw g# is unavailable"),
+    ("dcl_tgsm_raw_bytes_6", "cs_5_0", "11.0", [SS_U0, "dcl_tgsm_raw g0, 6", STORE_U0],
+     ["dcl_tgsm_raw.legal.bytes"], "facts A2: byteCount must be a multiple of 4"),
+    ("dcl_tgsm_structured_stride_6", "cs_5_0", "11.0",
+     [SS_U0, "dcl_tgsm_structured g0, 6, 2", STORE_U0],
+     ["dcl_tgsm_structured.legal.stride"], "facts A2: the stride must be a multiple of 4"),
+    ("tgsm_total_over_32k", "cs_5_0", "11.0",
+     ["dcl_tgsm_raw g0, 32768", "dcl_tgsm_structured g1, 4, 1",
+      "store_structured g1.x, l(0), l(0), r0.x"],
+     ["dcl_tgsm.legal.total_size"],
+     "facts A2: all g# together must fit within 32 KB per thread group"),
+    ("tgsm_total_exactly_32k", "cs_5_0", "11.0",
+     ["dcl_tgsm_raw g0, 32764", "dcl_tgsm_structured g1, 4, 1",
+      "store_structured g1.x, l(0), l(0), r0.x"],
+     [], "facts A2: one g# of 32768 bytes is the extreme"),
+    ("tgsm_total_over_16k_cs_4_0", "cs_4_0", "11.0",
+     ["dcl_tgsm_structured g0, 4, 4097",
+      "store_structured g0.x, vThreadIDInGroupFlattened.x, l(0), r0.x"],
+     ["dcl_tgsm.legal.total_size"], "facts A2: total TGSM on cs_4_x is 16 KB"),
+    ("tgsm_total_16k_cs_4_0", "cs_4_0", "11.0",
+     ["dcl_tgsm_structured g0, 4, 4096",
+      "store_structured g0.x, vThreadIDInGroupFlattened.x, l(0), r0.x"],
+     [], "facts A2: total TGSM on cs_4_x is 16 KB"),
+]
+
+
+@pytest.mark.parametrize(("name", "target", "runtime", "lines", "expected", "source"), CASES,
+                         ids=[c[0] for c in CASES])
+def test_violations(name: str, target: str, runtime: str, lines: list[str], expected: list[str],
+                    source: str) -> None:
+    assert broken(lines, target, runtime) == expected, source
+
+
+def test_case_names_are_unique() -> None:
+    names = [c[0] for c in CASES]
+    assert len(names) == len(set(names))
+
+
+def test_bound_format_r32_float_rejected() -> None:
+    """seed-004: ... with the bound resource format being R32_UINT/_SINT."""
+    lines = ["dcl_uav_typed_buffer (uint,uint,uint,uint) u0",
+             "imm_atomic_iadd r0.x, u0, l(0), l(1)"]
+    for fmt, expected in (("R32_FLOAT", ["imm_atomic_iadd.binding.typed_format"]),
+                          ("R32_UINT", []), ("R32_SINT", [])):
+        state = state_from_json({"r0": [0, 0, 0, 0], "u0": {"kind": "typed", "format": fmt,
+                                                              "data": [0]}})
+        assert broken(lines, state=state) == expected, fmt
+
+
+def test_execute_reports_the_first_rule() -> None:
+    program = parse_program([SS_U0, "store_structured u0.xz, l(0), l(0), r0.xyzw"])
+    state = state_from_json({"r0": [1, 2, 3, 4],
+                             "u0": {"kind": "structured", "stride": 16, "count": 1,
+                                    "data": [0, 0, 0, 0]}})
+    result = execute(program, state)
+    assert result.outcomes == ("rejected",)
+    assert result.rule == "store_structured.operand.dst0.mask"
+    assert result.state is None
+    assert result.clauses == ()
+    first = first_violation(program, "cs_5_0", "11.0")
+    assert first is not None and first.id == result.rule
+
+
+def test_every_rule_reported_has_a_case() -> None:
+    """Every expression and declaration rule of the spec is broken by some hand case."""
+    spec = load_default()
+    reported = {rid for case in CASES for rid in case[4]} | {"imm_atomic_iadd.binding.typed_format"}
+    written = {r.id for r in spec.legality_rules() if r.check in ("expr", "declaration", "program")}
+    assert sorted(written - reported) == []
+
+
+# ------------------------------------------------------------------------------------------------
+# Rules generated from the operand tables, recomputed from the YAML
+
+
+def _yaml(path: Path) -> Any:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def operand_rule_ids_from_yaml(doc: dict[str, Any], model: dict[str, Any]) -> set[str]:
+    """The table rules the operand table of one instruction YAML calls for.
+
+    file: every operand; kind: a declared-kinds list narrower than what its files can hold;
+    mask / swizzle: a list of allowed masks / swizzles; modifier: a source operand that does not
+    allow both - and _abs.
+    """
+    ids: set[str] = set()
+    for op in doc["operands"]:
+        base = f"{doc['name']}.operand.{op['name']}"
+        ids.add(f"{base}.file")
+        possible = {k["kind"] for k in model["resource_kinds"] if k["file"] in op["files"]}
+        if op.get("kinds") and possible - set(op["kinds"]):
+            ids.add(f"{base}.kind")
+        if op.get("masks"):
+            ids.add(f"{base}.mask")
+        if op.get("swizzles"):
+            ids.add(f"{base}.swizzle")
+        if op["role"] == "src" and {"neg", "abs"} - set(op["modifiers"]):
+            ids.add(f"{base}.modifier")
+    return ids
+
+
+INSTRUCTION_FILES = sorted((SPEC_DIR / "instructions").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", INSTRUCTION_FILES, ids=[p.stem for p in INSTRUCTION_FILES])
+def test_operand_table_rules_match_yaml(path: Path) -> None:
+    doc = _yaml(path)
+    model = _yaml(SPEC_DIR / "model.yaml")
+    ins = load_default().instruction(doc["name"])
+    generated = {r.id for r in ins.rules
+                 if r.check in ("file", "kind", "mask", "swizzle", "modifier")}
+    assert generated == operand_rule_ids_from_yaml(doc, model)
+    for rule in ins.rules:
+        if rule.operand is not None:
+            assert rule.id.startswith(f"{doc['name']}.operand.{rule.operand}.")
+
+
+@pytest.mark.parametrize("path", INSTRUCTION_FILES, ids=[p.stem for p in INSTRUCTION_FILES])
+def test_explicit_rules_match_yaml(path: Path) -> None:
+    doc = _yaml(path)
+    ins = load_default().instruction(doc["name"])
+    explicit = [r.id for r in ins.rules if r.check == "expr"]
+    assert explicit == [r["id"] for r in doc.get("rules", [])]
+
+
+def test_declaration_rules_match_yaml() -> None:
+    doc = _yaml(SPEC_DIR / "declarations.yaml")
+    spec = load_default()
+    assert [r.id for r in spec.declarations.rules] == [r["id"] for r in doc["rules"]]
+    assert [r.id for r in spec.declarations.program_rules] == \
+        [r["id"] for r in doc["program_rules"]]
