@@ -143,6 +143,14 @@ class Symbols(Mapping[str, Any]):
             pairs.append((self.bases[i.name], _base_value(i, values[i.name], self.encoding)))
         return pairs
 
+    def model_at(self, values: Mapping[str, Value]) -> Any:
+        """A z3 model in which every input has its value from ``values``."""
+        solver = z3.Solver()
+        solver.add(*[base == value for base, value in self.bind(values)])
+        if solver.check() != z3.sat:  # cannot happen: every base is a distinct constant
+            raise RuleError(f"no model fixes the inputs to {dict(values)}")
+        return solver.model()
+
     def bind_one(self, name: str, value: Value) -> tuple[Any, Any]:
         """The substitution pair that fixes input ``name`` to ``value``."""
         spec = next(i for i in self.inputs if i.name == name)
@@ -294,15 +302,18 @@ def evaluate_at(translation: Translation, symbols_: Symbols,
                 values: Mapping[str, Value]) -> Value | None:
     """z3's value of a symbolic translation at concrete inputs (``None``: side condition false).
 
-    The symbolic term itself is evaluated (by substitution and simplification), so this is z3's
+    The symbolic term itself is evaluated (in a z3 model fixing every input), so this is z3's
     reading of exactly the expression a proof used.
     """
-    pairs = symbols_.bind(values)
-    holds = z3.simplify(z3.substitute(translation.condition, *pairs))
-    if not z3.is_true(holds):
+    return evaluate_in(translation, symbols_.model_at(values))
+
+
+def evaluate_in(translation: Translation, model: Any) -> Value | None:
+    """z3's value of a translation in ``model`` (``None`` where its side condition is false)."""
+    if not z3.is_true(model.eval(translation.condition, model_completion=True)):
         return None
     term = translation.term
-    return decode(Term(term.kind, z3.substitute(term.expr, *pairs), term.values))
+    return decode(Term(term.kind, model.eval(term.expr, model_completion=True), term.values))
 
 
 # --------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import pytest
 
 from oracle import prove_cli
 from oracle.clauses import classify, full_env
+from oracle.errors import SpecError
 from oracle.proofs import results_to_json, run_all
 from oracle.rules import Value
 from oracle.spec import Spec, TargetOverride, default_root, load_default, load_spec
@@ -257,3 +258,8 @@ def test_prove_command_fails_on_a_broken_spec(tmp_path: Path) -> None:
                        "offset + 4 * components < stride")
     del spec
     assert _prove(["--spec", str(tmp_path / "spec"), "--instruction", "store_structured"]) == 1
+
+
+def test_prove_command_rejects_an_unknown_instruction() -> None:
+    with pytest.raises(SpecError, match="unknown instruction"):
+        _prove(["--instruction", "no_such_instruction"])

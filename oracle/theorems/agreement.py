@@ -2,8 +2,8 @@
 
 On every model the other theorems met (reachability models, counterexamples, witnesses), each
 expression of the semantics (assume, address, derived values, scopes, clause conditions) is
-evaluated by ``Rule.evaluate`` and by z3 (the symbolic term a proof used, with the model
-substituted and simplified), in both encodings; the values must be equal and of the same type.
+evaluated by ``Rule.evaluate`` and by z3 (the symbolic term a proof used, evaluated in a z3
+model fixing the inputs), in both encodings; the values must be equal and of the same type.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from oracle.errors import RuleError
 from oracle.rules import Value
 from oracle.theorems.base import Budget, Context, Found, TheoremTimeout, new_solver, show
 from oracle.theorems.welldefined import labelled_rules
-from oracle.z3rules import Encoding, evaluate_at, symbols, translate
+from oracle.z3rules import Encoding, evaluate_in, symbols, translate
 
 
 def agreement(ctx: Context, budget: Budget, models: Sequence[Mapping[str, Value]]) -> Found:
@@ -39,12 +39,13 @@ def agreement(ctx: Context, budget: Budget, models: Sequence[Mapping[str, Value]
             env: dict[str, Value] = dict(model)
             for d in semantics.derived:
                 env[d.name] = d.expr.evaluate(env)
+            z3_model = syms.model_at(model)
             for label, rule, translation in translations:
                 try:
                     expected: Value | None = rule.evaluate(env)
                 except RuleError:
                     expected = None
-                got = evaluate_at(translation, syms, model)
+                got = evaluate_in(translation, z3_model)
                 if got != expected or type(got) is not type(expected):
                     return Found("failed", f"{label} `{rule.text}` at {show(model)}: Python "
                                  f"gives {expected!r}, z3 ({encoding}) gives {got!r}",
