@@ -147,7 +147,9 @@ def _check(node: ast.AST, text: str, where: str, names: set[str]) -> None:
 def evaluate(node: ast.expr, env: Mapping[str, Value], text: str) -> Value:
     """Evaluate a whitelisted tree with exact integers."""
     if isinstance(node, ast.Constant):
-        return node.value  # type: ignore[no-any-return]
+        if not isinstance(node.value, bool | int | str):
+            raise RuleError(f"{text!r}: constant {node.value!r} is not allowed")
+        return node.value
     if isinstance(node, ast.Name):
         try:
             return env[node.id]

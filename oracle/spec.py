@@ -427,8 +427,9 @@ def _build_model(doc: Mapping[str, Any]) -> Model:
                             for m in doc["shader_models"]),
         runtimes=tuple(Runtime(r["name"], tuple(r["uav_stages"]), r["uav_slots"], _src(r["source"]))
                        for r in doc["runtimes"]),
-        register_files=tuple(RegisterFile(f["name"], f["title"], f["components"], tuple(f["stages"]))
-                             for f in doc["register_files"]),
+        register_files=tuple(
+            RegisterFile(f["name"], f["title"], f["components"], tuple(f["stages"]))
+            for f in doc["register_files"]),
         resource_kinds=tuple(ResourceKind(k["file"], k["kind"], k["declaration"])
                              for k in doc["resource_kinds"]),
         typed_formats={f["name"]: f["return_type"] for f in doc["typed_formats"]},

@@ -187,8 +187,8 @@ def resource_from_json(doc: Any, where: str) -> Resource:
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise StateError(f"field {name}: expected a non-negative integer", where=where)
         if stride * count != 4 * len(words):
-            raise StateError(f"data holds {len(words)} words but stride {stride} x count "
-                             f"{count} needs {stride * count // 4 if stride * count % 4 == 0 else stride * count / 4}",
+            raise StateError(f"data holds {len(words)} words ({4 * len(words)} bytes) but "
+                             f"stride {stride} x count {count} is {stride * count} bytes",
                              where=where)
     elif kind == "typed":
         if not isinstance(fmt, str) or not fmt:

@@ -13,16 +13,19 @@ import yaml
 
 from oracle.errors import SpecError
 
+_SafeBase: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A safe loader that rejects duplicate mapping keys instead of silently keeping the last."""
+
+class _UniqueKeyLoader(_SafeBase):  # type: ignore[valid-type,misc]
+    """A safe loader (libyaml's when present, ten times faster) that rejects duplicate mapping
+    keys instead of silently keeping the last."""
 
 
 def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode,
                        deep: bool = False) -> dict[Any, Any]:
     seen: dict[Any, yaml.Node] = {}
     for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        key = loader.construct_object(key_node, deep=deep)
         try:
             duplicate = key in seen
         except TypeError:  # an unhashable key: construct_mapping reports it as a YAML error
@@ -32,11 +35,12 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode,
             raise yaml.constructor.ConstructorError(
                 None, None, f"duplicate key {key!r}", mark)
         seen[key] = key_node
-    return loader.construct_mapping(node, deep=deep)
+    mapping: dict[Any, Any] = loader.construct_mapping(node, deep=deep)
+    return mapping
 
 
 _UniqueKeyLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)  # type: ignore[arg-type]
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
 def load_yaml(path: Path) -> Any:
@@ -46,7 +50,7 @@ def load_yaml(path: Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"cannot read: {exc}", where=str(path)) from None
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)

@@ -738,7 +738,7 @@ DMOVC: list[HandCase] = [
         "dm_abs_on_negative_nan", (SEL1, MODNAN),
         "dmovc r0.xyzw, r1.xyzw, r2_abs.xyzw, r3.xyzw",
         {"r1": BOTH_TRUE, "r2": [0, 0xFFF80000, 1, 0x7FF00000], "r3": [0, 0, 0, 0]},
-        ("defined", "dst_constrained"),
+        ("dst_constrained",),  # both doubles constrained, none exact
         [NAN, NAN, NAN, NAN],
         "FS 22.18.1 (facts A4): _abs keeps NaN a NaN, with an undefined bit pattern",
     ),
@@ -756,7 +756,7 @@ DMOVC: list[HandCase] = [
         "dm_sat_negative_zero", (SEL1, SATNZ),
         "dmovc_sat r0.xyzw, r1.xyzw, r2.xyzw, r3.xyzw",
         {"r1": BOTH_TRUE, "r2": [0, 0x80000000, 0, 0x80000000], "r3": [0, 0, 0, 0]},
-        ("defined", "dst_constrained"),
+        ("dst_constrained",),  # both doubles constrained, none exact
         # a zero of either sign: the low word 0, the high word 0 but for its sign bit
         [0, SIGN_FREE_ZERO, 0, SIGN_FREE_ZERO],
         "FS 22.19.1 (facts A4, spec erratum sat_negative_zero): _sat is min(1, max(0, v)); "

@@ -7,6 +7,7 @@ import math
 from oracle.clauses import classify, full_env, outcomes_of
 from oracle.operands import components
 from oracle.program import COMPONENTS, Instruction, Program
+from oracle.semantics.common import Draft
 from oracle.spec import InstructionSpec
 from oracle.state import (
     Accept,
@@ -19,7 +20,6 @@ from oracle.state import (
     join64,
     split64,
 )
-from oracle.semantics.common import Draft
 
 SIGN_FREE = 0x7FFFFFFF  # every bit of the high word but the sign
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from oracle.clauses import address_of, classify, outcomes_of
 from oracle.operands import components, scalar
 from oracle.program import COMPONENTS, Instruction, Program
+from oracle.semantics.common import Draft, resource
 from oracle.spec import InstructionSpec
 from oracle.state import U32, Execution, MachineState
-from oracle.semantics.common import Draft, resource
 
 
 def imm_atomic_iadd(instr: Instruction, program: Program, state: MachineState,

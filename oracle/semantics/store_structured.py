@@ -5,16 +5,16 @@ from __future__ import annotations
 from oracle.clauses import address_of, classify, outcomes_of
 from oracle.operands import components, scalar
 from oracle.program import Instruction, Program
+from oracle.semantics.common import Draft, resource
 from oracle.spec import InstructionSpec
 from oracle.state import Execution, MachineState
-from oracle.semantics.common import Draft, resource
 
 
 def store_structured(instr: Instruction, program: Program, state: MachineState,
                      spec: InstructionSpec) -> Execution:
     dst, index_op, offset_op, src = instr.operands
     res = resource(state, dst.register)
-    inputs = {
+    inputs: dict[str, int | str] = {
         "index": scalar(index_op, state), "offset": scalar(offset_op, state),
         "components": len(dst.components), "stride": res.stride, "count": res.count,
         "file": dst.file,
