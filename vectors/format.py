@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from oracle.errors import Sm5Error
+from oracle.fileio import publish
 
 FORMAT = "sm5-vectors/1"
 
@@ -169,7 +170,7 @@ def write_file(path: Path, header: Header, vectors: Iterable[Vector]) -> int:
                 out.write(canonical(final.to_json()) + "\n")
                 for line in src:
                     out.write(line)
-            os.replace(out_name, path)
+            publish(out_name, path)
         except BaseException:
             Path(out_name).unlink(missing_ok=True)
             raise
