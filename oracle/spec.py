@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -95,9 +95,9 @@ class Model:
     limits: Mapping[str, int]
     features: Mapping[str, str]
 
-    @property
+    @cached_property
     def targets(self) -> tuple[Target, ...]:
-        """Every (stage, model) pair the model allows, named like ``cs_5_0``."""
+        """Every (stage, model) pair the model allows, named like ``cs_5_0`` (derived once)."""
         prefix = {s.name: s.prefix for s in self.stages}
         return tuple(
             Target(f"{prefix[stage]}_{m.model // 10}_{m.model % 10}", stage, m.model)
