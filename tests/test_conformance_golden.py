@@ -3,6 +3,10 @@ bundled mutant fails on at least one vector (kill rate 100%, as printed by ``sm5
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from conformance.mutants.base import NaiveTranslator
@@ -49,3 +53,13 @@ def test_every_mutant_is_killed(capsys: pytest.CaptureFixture[str]) -> None:
     assert " NO " not in out, out
     assert code == 0
     assert "(100.0%)" in out
+
+
+def test_plugin_collects_the_golden_set_by_default_from_any_folder(
+        golden: list[Vector], tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
+         "--sm5-impl=oracle", "--collect-only", "-q"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"{len(golden)} tests collected" in proc.stdout
