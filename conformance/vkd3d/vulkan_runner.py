@@ -53,6 +53,7 @@ FENCE_TIMEOUT_NS = 60 * 10**9
 _GLCOMPUTE = 5
 _U32_MAX = 0xFFFFFFFF
 _ENV_MESA_CACHE = "MESA_SHADER_CACHE_DIR"
+_ROBUSTNESS2 = "VK_EXT_robustness2"
 
 
 class VulkanUnavailable(Exception):
@@ -69,6 +70,10 @@ class BufferBinding:
 
     ``words`` are raw u32 values (floats as their bit patterns). Texel kinds
     view the window with ``texel_format``; other kinds ignore it.
+
+    ``null=True`` (with no words) binds a null descriptor instead, the Vulkan form
+    of a zero-sized view (VK_EXT_robustness2 ``nullDescriptor``: loads give 0,
+    stores and atomics are dropped); see ``VulkanRunner.null_descriptors``.
     """
 
     binding: int
@@ -76,6 +81,7 @@ class BufferBinding:
     kind: BindingKind = "texel"
     guard_words: int = 64
     texel_format: TexelFormat = "r32_uint"
+    null: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.binding, int) or self.binding < 0:
@@ -86,7 +92,9 @@ class BufferBinding:
             raise ValueError(f"texel_format must be one of {get_args(TexelFormat)}")
         if not isinstance(self.guard_words, int) or self.guard_words < 0:
             raise ValueError(f"guard_words must be an int >= 0, got {self.guard_words!r}")
-        if not self.words:
+        if self.null and self.words:
+            raise ValueError(f"binding {self.binding}: a null descriptor holds no words")
+        if not self.words and not self.null:
             raise ValueError(f"binding {self.binding}: window must hold at least one word")
         for i, word in enumerate(self.words):
             if not isinstance(word, int) or not 0 <= word <= _U32_MAX:
@@ -170,6 +178,32 @@ def _import_vulkan() -> ModuleType:
     return module
 
 
+def _new_instance(vk: ModuleType) -> Any:
+    app = vk.VkApplicationInfo(
+        pApplicationName="sm5-conformance",
+        applicationVersion=1,
+        pEngineName="sm5-conformance",
+        engineVersion=1,
+        apiVersion=vk.VK_MAKE_VERSION(1, 1, 0),
+    )
+    return vk.vkCreateInstance(vk.VkInstanceCreateInfo(pApplicationInfo=app), None)
+
+
+def create_instance() -> Any:
+    """A Vulkan instance on lavapipe for `VulkanRunner(instance=...)` to share.
+
+    Creating it (and enumerating its devices) starts no thread, so a process may
+    create one and then fork children that each open a device on it quickly.
+    """
+    vk = _import_vulkan()
+    try:
+        instance = _new_instance(vk)
+        vk.vkEnumeratePhysicalDevices(instance)
+    except (vk.VkError, vk.VkException, OSError) as exc:
+        raise VulkanUnavailable(f"cannot create a Vulkan instance: {exc!r}") from exc
+    return instance
+
+
 # --------------------------------------------------------------------------- internals
 
 
@@ -240,14 +274,24 @@ def _align_up(value: int, alignment: int) -> int:
 class VulkanRunner:
     """A lavapipe device that runs compute SPIR-V against canary-guarded buffers."""
 
-    def __init__(self, *, robust_buffer_access: bool = True, max_pipelines: int = 256) -> None:
-        """Create the device; raises VulkanUnavailable with the reason if impossible."""
+    def __init__(
+        self,
+        *,
+        robust_buffer_access: bool = True,
+        max_pipelines: int = 256,
+        instance: Any = None,
+    ) -> None:
+        """Create the device; raises VulkanUnavailable with the reason if impossible.
+
+        ``instance`` (from `create_instance`) is shared, not owned: close() leaves it alive.
+        """
         self._vk = _import_vulkan()
         self._max_pipelines = max(1, max_pipelines)
         self._pipelines: OrderedDict[tuple[bytes, str, _LayoutKey], _Pipeline] = OrderedDict()
         self._layouts: dict[_LayoutKey, _Layout] = {}
         self._buffers: dict[int, _HostBuffer] = {}
-        self._instance: Any = None
+        self._instance: Any = instance
+        self._owns_instance = instance is None
         self._device: Any = None
         self._fence: Any = None
         self._command_pool: Any = None
@@ -265,14 +309,8 @@ class VulkanRunner:
 
     def _create_device(self) -> None:
         vk = self._vk
-        app = vk.VkApplicationInfo(
-            pApplicationName="sm5-conformance",
-            applicationVersion=1,
-            pEngineName="sm5-conformance",
-            engineVersion=1,
-            apiVersion=vk.VK_MAKE_VERSION(1, 1, 0),
-        )
-        self._instance = vk.vkCreateInstance(vk.VkInstanceCreateInfo(pApplicationInfo=app), None)
+        if self._instance is None:
+            self._instance = _new_instance(vk)
         self._physical = self._pick_lavapipe()
         props = vk.vkGetPhysicalDeviceProperties(self._physical)
         name = props.deviceName  # the binding returns str; raw cdata on older versions
@@ -284,11 +322,20 @@ class VulkanRunner:
         queue_info = vk.VkDeviceQueueCreateInfo(
             queueFamilyIndex=family, queueCount=1, pQueuePriorities=[1.0]
         )
-        self._device = vk.vkCreateDevice(
-            self._physical,
-            vk.VkDeviceCreateInfo(pQueueCreateInfos=[queue_info], pEnabledFeatures=features),
-            None,
-        )
+        self.null_descriptors = _ROBUSTNESS2 in self._device_extensions()
+        if self.null_descriptors:
+            robustness2 = vk.VkPhysicalDeviceRobustness2FeaturesEXT(nullDescriptor=vk.VK_TRUE)
+            create_info = vk.VkDeviceCreateInfo(
+                pNext=robustness2,
+                pQueueCreateInfos=[queue_info],
+                pEnabledFeatures=features,
+                ppEnabledExtensionNames=[_ROBUSTNESS2],
+            )
+        else:
+            create_info = vk.VkDeviceCreateInfo(
+                pQueueCreateInfos=[queue_info], pEnabledFeatures=features
+            )
+        self._device = vk.vkCreateDevice(self._physical, create_info, None)
         self._queue = vk.vkGetDeviceQueue(self._device, family, 0)
         self._memory_type = self._host_coherent_memory_type()
         self._command_pool = vk.vkCreateCommandPool(
@@ -317,6 +364,11 @@ class VulkanRunner:
             if props.deviceType == vk.VK_PHYSICAL_DEVICE_TYPE_CPU:
                 return dev
         raise VulkanUnavailable(f"no CPU (lavapipe) device among {len(devices)} devices")
+
+    def _device_extensions(self) -> set[str]:
+        props = self._vk.vkEnumerateDeviceExtensionProperties(self._physical, None)
+        names = (p.extensionName for p in props)
+        return {n if isinstance(n, str) else self._vk.ffi.string(n).decode() for n in names}
 
     def _enabled_features(self) -> Any:
         vk = self._vk
@@ -397,7 +449,7 @@ class VulkanRunner:
             if self._command_pool is not None:
                 vk.vkDestroyCommandPool(device, self._command_pool, None)
             vk.vkDestroyDevice(device, None)
-        if self._instance is not None:
+        if self._instance is not None and self._owns_instance:
             vk.vkDestroyInstance(self._instance, None)
         self._pipelines.clear()
         self._layouts.clear()
@@ -442,6 +494,8 @@ class VulkanRunner:
         for b in bindings:
             if not isinstance(b, BufferBinding):
                 raise TypeError(f"bindings must be BufferBinding, not {type(b).__name__}")
+        if any(b.null for b in bindings) and not self.null_descriptors:
+            raise ValueError(f"null descriptors need {_ROBUSTNESS2}, which the device lacks")
         numbers = [b.binding for b in bindings]
         if len(set(numbers)) != len(numbers):
             raise ValueError(f"duplicate binding numbers in {numbers}")
@@ -587,6 +641,8 @@ class VulkanRunner:
         return _Placement(pre=pre_bytes // 4, count=count, post=binding.guard_words)
 
     def _upload(self, binding: BufferBinding) -> _Placement:
+        if binding.null:
+            return _Placement(pre=0, count=0, post=0)
         place = self._placement(binding)
         buf = self._buffer_for(binding.binding, place.total * 4)
         data = _canaries(0, place.pre)
@@ -675,14 +731,17 @@ class VulkanRunner:
         vk = self._vk
         writes = []
         for binding, place in zip(bindings, places, strict=True):
-            buf = self._buffers[binding.binding]
-            offset, size = place.pre * 4, place.count * 4
             common = {
                 "dstSet": layout.descriptor_set,
                 "dstBinding": binding.binding,
                 "descriptorCount": 1,
                 "descriptorType": self._descriptor_type(binding.kind),
             }
+            if binding.null:
+                writes.append(self._null_write(binding, common))
+                continue
+            buf = self._buffers[binding.binding]
+            offset, size = place.pre * 4, place.count * 4
             if binding.kind in ("texel", "uniform_texel"):
                 view = self._view_for(buf, offset, size, binding.texel_format)
                 writes.append(vk.VkWriteDescriptorSet(**common, pTexelBufferView=[view]))
@@ -732,7 +791,16 @@ class VulkanRunner:
         vk.vkWaitForFences(self._device, 1, [self._fence], vk.VK_TRUE, FENCE_TIMEOUT_NS)
         vk.vkResetFences(self._device, 1, [self._fence])
 
+    def _null_write(self, binding: BufferBinding, common: dict[str, Any]) -> Any:
+        vk = self._vk
+        if binding.kind in ("texel", "uniform_texel"):
+            return vk.VkWriteDescriptorSet(**common, pTexelBufferView=[vk.VK_NULL_HANDLE])
+        info = vk.VkDescriptorBufferInfo(buffer=vk.VK_NULL_HANDLE, offset=0, range=vk.VK_WHOLE_SIZE)
+        return vk.VkWriteDescriptorSet(**common, pBufferInfo=[info])
+
     def _read_back(self, binding: BufferBinding, place: _Placement) -> RunOutput:
+        if binding.null:
+            return RunOutput(binding=binding.binding, words=(), guard_intact=True, guard_diff=())
         buf = self._buffers[binding.binding]
         data = array("I")
         data.frombytes(buf.mapped[0 : place.total * 4])

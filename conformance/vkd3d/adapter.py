@@ -1,0 +1,320 @@
+"""vkd3d-shader on Mesa lavapipe as an implementation under test (``--sm5-impl=vkd3d``).
+
+Per vector: parse the program, wrap it in the oracle's cs_5_0 harness (state loaded from and
+stored back to an extra raw UAV), encode the harness as DXBC, translate it to SPIR-V with
+vkd3d-shader, dispatch one thread group on lavapipe, decode the final state.
+
+* **Executes only.** vkd3d-shader does not validate: it translates illegal instances too, so
+  must-reject vectors are not applicable to it.
+* **Windows and canaries.** Every UAV under test is a window inside a larger buffer filled with
+  canary words, as a D3D UAV with FirstElement/NumElements is a window of its resource. D3D never
+  writes outside a UAV (an out-of-bounds access leaves at most that UAV undefined), so a changed
+  canary is an ``error`` result naming the words, whatever the vector expects of the UAV itself.
+  A zero-sized UAV is a null descriptor (VK_EXT_robustness2), where every access is out of
+  bounds.
+* **Isolation.** lavapipe does not bounds-check groupshared memory; an out-of-bounds ``g#``
+  access can crash the process. The adapter asks the oracle which clauses an instance fires
+  (only to choose where to run it) and runs instances that leave shared memory undefined in a
+  child process (`conformance.vkd3d.child`): a crash becomes an ``error`` result and the run
+  goes on.
+* **Unsupported.** A vector a compute harness cannot express (a helper invocation), and an
+  opcode the translator does not know (Debian's vkd3d-compiler 1.2 lacks ``dmovc``: "Unrecognized
+  opcode 0xc8"), give ``unsupported`` with the reason.
+* **Caches.** DXBC and SPIR-V are cached per harness program (the program text plus the state's
+  layout; values travel in the buffers), pipelines by the runner, compiled code by Mesa's disk
+  cache; one lavapipe device serves the whole run.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import get_args
+
+from conformance.interface import Result
+from conformance.vkd3d.child import DEFAULT_TIMEOUT_S, ChildFailed, IsolatedRunner
+from conformance.vkd3d.shader import (
+    SpirvError,
+    Translator,
+    UavMode,
+    Vkd3dError,
+    Vkd3dUnavailable,
+    load_translator,
+    register_bindings,
+    spirv_descriptors,
+    unavailable_reason,
+)
+from conformance.vkd3d.vulkan_runner import (
+    BindingKind,
+    BufferBinding,
+    RunOutput,
+    TexelFormat,
+    VulkanRunError,
+    VulkanRunner,
+    VulkanUnavailable,
+)
+from oracle.asm import parse_program
+from oracle.dxbc import program_to_dxbc
+from oracle.errors import NotExpressible, Sm5Error
+from oracle.executor import execute
+from oracle.harness import Harness, build_harness, decode_state
+from oracle.program import Program
+from oracle.state import MachineState, state_from_json, state_to_json
+from vectors.format import Vector
+
+NAME = "vkd3d"
+#: Known divergences of this target (conformance.expectations format).
+EXPECTATIONS_FILE = Path(__file__).with_name("expectations.yaml")
+CAPABILITIES: frozenset[str] = frozenset({"executes"})
+
+#: The outcome after which lavapipe may have touched memory outside a g# array.
+ISOLATED_OUTCOME = "tgsm_undefined"
+#: vkd3d's message for an opcode its DXBC reader does not know.
+UNKNOWN_OPCODE = "Unrecognized opcode"
+#: Raw and structured UAVs are R32_UINT buffer views in vkd3d's translation.
+UNTYPED_VIEW_FORMAT: TexelFormat = "r32_uint"
+_SHOWN_CANARIES = 4
+#: Translated harness programs kept (the golden set has about 2,000 distinct ones).
+MAX_COMPILED = 8192
+#: Pipelines the lavapipe runner keeps (llvmpipe's compiled code; Mesa's disk cache backs it).
+MAX_PIPELINES = 4096
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A harness program translated by vkd3d: SPIR-V and the descriptor of each UAV register."""
+
+    spirv: bytes
+    descriptors: Mapping[str, tuple[int, BindingKind]]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One vector ready to run: its harness, its bound buffers and where to run it."""
+
+    harness: Harness
+    compiled: Compiled
+    bindings: tuple[BufferBinding, ...]
+    registers: tuple[str, ...]
+    isolated: bool
+
+
+class _Skip(Exception):
+    """Ends one vector early with a finished Result."""
+
+    def __init__(self, result: Result) -> None:
+        super().__init__(result.reason)
+        self.result = result
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(lines: tuple[str, ...]) -> Program:
+    return parse_program(list(lines), source="vector.program")
+
+
+def texel_format(kind: str, fmt: str) -> TexelFormat:
+    """The Vulkan view format of a UAV of ``kind`` (typed: its DXGI format, e.g. R32_SINT)."""
+    if kind != "typed":
+        return UNTYPED_VIEW_FORMAT
+    name = fmt.lower()
+    for known in get_args(TexelFormat):
+        if known == name:
+            return known  # type: ignore[no-any-return]
+    raise _Skip(Result.unsupported(f"typed UAV format {fmt} has no Vulkan texel view here"))
+
+
+def needs_isolation(program: Program, state: MachineState, target: str, runtime: str) -> bool:
+    """Does this instance leave shared memory undefined (lavapipe may then crash)?
+
+    Undecidable instances (the oracle refuses the state) are isolated too.
+    """
+    if not any(name.startswith("g") for name in state.resources) and not any(
+        op.file == "g" for ins in program.instructions for op in ins.operands
+    ):
+        return False
+    try:
+        outcomes = execute(program, state, target=target, runtime=runtime).outcomes
+    except Sm5Error:
+        return True
+    return ISOLATED_OUTCOME in outcomes
+
+
+def _canary_reason(register: str, diff: Sequence[tuple[int, int, int]]) -> str:
+    shown = ", ".join(
+        f"word {offset:+d} {expected:#010x} -> {found:#010x}"
+        for offset, expected, found in diff[:_SHOWN_CANARIES]
+    )
+    more = f" and {len(diff) - _SHOWN_CANARIES} more" if len(diff) > _SHOWN_CANARIES else ""
+    return f"wrote outside {register}'s window (D3D never writes outside a UAV): {shown}{more}"
+
+
+class Vkd3dLavapipe:
+    """The adapter (see the module docstring). Not thread-safe: one run at a time."""
+
+    name: str = NAME
+    capabilities: frozenset[str] = CAPABILITIES
+
+    def __init__(
+        self,
+        translator: Translator,
+        *,
+        uav: UavMode = "texel",
+        isolation_timeout: float = DEFAULT_TIMEOUT_S,
+        runner: VulkanRunner | None = None,
+    ) -> None:
+        self.translator = translator
+        self.uav: UavMode = uav
+        self._runner = runner if runner is not None else VulkanRunner(max_pipelines=MAX_PIPELINES)
+        self.device = self._runner.device_name
+        self.version = f"{translator.name} {translator.version()} on {self.device}"
+        self._isolated = IsolatedRunner(
+            robust_buffer_access=self._runner.robust_buffer_access, timeout=isolation_timeout
+        )
+        self._compiled: OrderedDict[Program, Compiled | Result] = OrderedDict()
+        self.isolated_runs = 0
+
+    # ----------------------------------------------------------------- public
+
+    def run(self, vector: Vector) -> Result:
+        try:
+            prepared = self._prepare(vector)
+            outputs = self._dispatch(prepared)
+            return self._result(prepared, outputs)
+        except _Skip as skip:
+            return skip.result
+
+    def close(self) -> None:
+        self._isolated.close()
+        self._runner.close()
+
+    # ----------------------------------------------------------------- steps
+
+    def _prepare(self, vector: Vector) -> Prepared:
+        try:
+            program = _parse(tuple(vector.program))
+            state = state_from_json(vector.state)
+            harness = build_harness(program, state, runtime=vector.runtime)
+        except NotExpressible as exc:
+            reason = f"not expressible as a compute harness: {exc}"
+            raise _Skip(Result.unsupported(reason)) from None
+        except Sm5Error as exc:
+            raise _Skip(Result.error(f"cannot build the harness: {exc}")) from None
+        compiled = self._compile(harness.program)
+        bindings: list[BufferBinding] = []
+        registers: list[str] = []
+        uavs = [(b.register, b.data, texel_format(b.kind, b.format)) for b in harness.bindings]
+        # The state buffer needs one word even when the layout is empty (a view is never empty).
+        state_words = harness.state_words or (0,)
+        uavs.append((harness.state_register, state_words, UNTYPED_VIEW_FORMAT))
+        for register, words, fmt in uavs:
+            if register not in compiled.descriptors:
+                continue  # vkd3d dropped an unused declaration: nothing can touch it
+            if not words and not self._runner.null_descriptors:
+                raise _Skip(Result.unsupported(f"{register} holds no words: a zero-sized UAV "
+                                               "needs null descriptors (VK_EXT_robustness2)"))
+            number, kind = compiled.descriptors[register]
+            bindings.append(BufferBinding(number, tuple(words), kind, texel_format=fmt,
+                                          null=not words))
+            registers.append(register)
+        isolated = needs_isolation(program, state, vector.target, vector.runtime)
+        return Prepared(harness, compiled, tuple(bindings), tuple(registers), isolated)
+
+    def _compile(self, program: Program) -> Compiled:
+        cached = self._compiled.get(program)
+        if cached is None:
+            cached = self._translate(program)
+            self._compiled[program] = cached
+            if len(self._compiled) > MAX_COMPILED:
+                self._compiled.popitem(last=False)
+        else:
+            self._compiled.move_to_end(program)
+        if isinstance(cached, Result):
+            raise _Skip(cached)
+        return cached
+
+    def _translate(self, program: Program) -> Compiled | Result:
+        try:
+            dxbc = program_to_dxbc(program)
+        except Sm5Error as exc:
+            return Result.error(f"cannot encode the harness as DXBC: {exc}")
+        try:
+            spirv = self.translator.dxbc_to_spirv(dxbc, self.uav)
+        except Vkd3dError as exc:
+            message = " ".join(str(exc).split())
+            if UNKNOWN_OPCODE in message:
+                return Result.unsupported(f"{self.translator.name} {self.translator.version()}: "
+                                          f"{message}")
+            return Result.error(f"vkd3d-shader refused the harness: {message}")
+        except Vkd3dUnavailable as exc:
+            return Result.error(f"translator unavailable: {exc}")
+        try:
+            numbers = register_bindings(spirv)
+            kinds = {d.binding: d.kind for d in spirv_descriptors(spirv)}
+        except SpirvError as exc:
+            return Result.error(f"vkd3d produced unreadable SPIR-V: {exc}")
+        descriptors: dict[str, tuple[int, BindingKind]] = {}
+        for register, number in numbers.items():
+            kind = kinds.get(number)
+            if kind not in get_args(BindingKind):
+                return Result.error(f"{register} became a {kind} descriptor; expected a buffer")
+            descriptors[register] = (number, kind)  # type: ignore[assignment]
+        return Compiled(spirv, descriptors)
+
+    def _dispatch(self, prepared: Prepared) -> list[RunOutput]:
+        spirv, bindings = prepared.compiled.spirv, list(prepared.bindings)
+        if prepared.isolated:
+            self.isolated_runs += 1
+            try:
+                return self._isolated.run(spirv, bindings)
+            except ChildFailed as exc:
+                raise _Skip(Result.error(exc.reason)) from None
+        try:
+            return self._runner.run(spirv, bindings)
+        except VulkanRunError as exc:
+            self._renew_runner()
+            raise _Skip(Result.error(f"lavapipe failed: {exc}")) from None
+        except (SpirvError, ValueError) as exc:
+            raise _Skip(Result.error(f"lavapipe refused the shader: {exc}")) from None
+
+    def _renew_runner(self) -> None:
+        """A failed Vulkan call may leave the device unusable: start the next vector afresh."""
+        robust = self._runner.robust_buffer_access
+        self._runner.close()
+        self._runner = VulkanRunner(robust_buffer_access=robust, max_pipelines=MAX_PIPELINES)
+
+    def _result(self, prepared: Prepared, outputs: Sequence[RunOutput]) -> Result:
+        harness = prepared.harness
+        contents: dict[str, tuple[int, ...]] = {}
+        for register, out in zip(prepared.registers, outputs, strict=True):
+            if not out.guard_intact:
+                return Result.error(_canary_reason(register, out.guard_diff))
+            contents[register] = out.words
+        state_words = contents.pop(harness.state_register, ())[: harness.layout.words]
+        for b in harness.bindings:
+            contents.setdefault(b.register, b.data)
+        try:
+            final = decode_state(harness, state_words, contents)
+        except Sm5Error as exc:
+            return Result.error(f"cannot decode the final state: {exc}")
+        return Result.of_state(state_to_json(final))
+
+
+class TargetUnavailable(Sm5Error):
+    """A component of the vkd3d + lavapipe target is missing on this machine."""
+
+
+def create() -> Vkd3dLavapipe:
+    """The adapter on this machine's translator (libvkd3d-shader 1.14, else vkd3d-compiler).
+
+    Raises TargetUnavailable naming the missing component (see conformance/vkd3d/setup.sh).
+    """
+    translator = load_translator()
+    if translator is None:
+        raise TargetUnavailable(unavailable_reason(), where=NAME)
+    try:
+        return Vkd3dLavapipe(translator)
+    except VulkanUnavailable as exc:
+        raise TargetUnavailable(str(exc), where=NAME) from None

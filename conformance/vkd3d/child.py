@@ -1,0 +1,480 @@
+"""Run lavapipe dispatches in child processes, so a crash costs one vector, not the run.
+
+lavapipe does not bounds-check groupshared (TGSM) memory: an out-of-bounds ``g#`` access
+writes outside the workgroup's array and can kill the process with SIGSEGV. The adapter runs
+such vectors here.
+
+`IsolatedRunner` starts one long-lived *zygote* (``python -m conformance.vkd3d.child``) that
+loads the Vulkan bindings, lavapipe and LLVM (it creates and closes one device, which leaves it
+single-threaded) and never dispatches. For each dispatch the zygote forks a child, which creates
+its own lavapipe device, runs the shader and exits; the zygote reports how the child ended. A
+fresh process per dispatch means memory an out-of-bounds access damaged never carries over into
+another vector's result, and forking the warm zygote (about 20 ms) costs a tenth of starting
+Python and lavapipe afresh.
+
+The zygote speaks JSON Lines on stdin/stdout::
+
+    request  {"spirv": base64, "groups": [x, y, z], "robust_buffer_access": bool,
+              "timeout": seconds,
+              "bindings": [{"binding", "words", "kind", "guard_words", "texel_format", "null"}]}
+    reply    {"outputs": [{"binding", "words", "guard_diff": [[offset, expected, found], ...]}]}
+             | {"error": "message"} | {"crashed": signal number} | {"timeout": seconds}
+
+A crash, a time-out or an unreadable reply raises `ChildFailed` with a one-line reason such as
+``process crashed (signal 11)``.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import functools
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+from conformance.vkd3d.vulkan_runner import BufferBinding, RunOutput
+
+DEFAULT_TIMEOUT_S = 60.0
+#: Extra time the parent grants the zygote beyond a dispatch's own time-out.
+ZYGOTE_MARGIN_S = 30.0
+_MODULE = "conformance.vkd3d.child"
+_STDERR_TAIL = 400
+_READ_CHUNK = 1 << 16
+
+Reply = dict[str, Any]
+
+
+class ChildFailed(Exception):
+    """The child process crashed, timed out or answered something unreadable."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+# --------------------------------------------------------------------------- wire format
+
+
+def encode_request(
+    spirv: bytes,
+    bindings: Sequence[BufferBinding],
+    groups: tuple[int, int, int],
+    robust_buffer_access: bool,
+    timeout: float,
+) -> bytes:
+    doc = {
+        "spirv": base64.b64encode(spirv).decode("ascii"),
+        "groups": list(groups),
+        "robust_buffer_access": robust_buffer_access,
+        "timeout": timeout,
+        "bindings": [
+            {
+                "binding": b.binding,
+                "words": list(b.words),
+                "kind": b.kind,
+                "guard_words": b.guard_words,
+                "texel_format": b.texel_format,
+                "null": b.null,
+            }
+            for b in bindings
+        ],
+    }
+    return json.dumps(doc, separators=(",", ":")).encode() + b"\n"
+
+
+def decode_request(doc: Mapping[str, Any]) -> tuple[bytes, list[BufferBinding],
+                                                    tuple[int, int, int], bool]:
+    groups = tuple(int(g) for g in doc["groups"])
+    if len(groups) != 3:
+        raise ValueError(f"groups must be three ints, got {doc['groups']!r}")
+    bindings = [
+        BufferBinding(
+            binding=int(b["binding"]),
+            words=tuple(int(w) for w in b["words"]),
+            kind=b["kind"],
+            guard_words=int(b["guard_words"]),
+            texel_format=b["texel_format"],
+            null=bool(b.get("null", False)),
+        )
+        for b in doc["bindings"]
+    ]
+    return (
+        base64.b64decode(doc["spirv"]),
+        bindings,
+        (groups[0], groups[1], groups[2]),
+        bool(doc["robust_buffer_access"]),
+    )
+
+
+def _output_to_json(out: RunOutput) -> dict[str, Any]:
+    return {
+        "binding": out.binding,
+        "words": list(out.words),
+        "guard_diff": [list(d) for d in out.guard_diff],
+    }
+
+
+def _output_from_json(doc: Mapping[str, Any]) -> RunOutput:
+    diff = tuple((int(o), int(e), int(f)) for o, e, f in doc["guard_diff"])
+    return RunOutput(
+        binding=int(doc["binding"]),
+        words=tuple(int(w) for w in doc["words"]),
+        guard_intact=not diff,
+        guard_diff=diff,
+    )
+
+
+def outputs_of(reply: Mapping[str, Any], expected: Sequence[BufferBinding]) -> list[RunOutput]:
+    """The outputs of a zygote reply; raises ChildFailed for any other kind of reply."""
+    if "crashed" in reply:
+        raise ChildFailed(f"process crashed (signal {reply['crashed']})")
+    if "timeout" in reply:
+        raise ChildFailed(f"process timed out after {reply['timeout']:g} s")
+    if "error" in reply:
+        raise ChildFailed(f"child: {reply['error']}")
+    try:
+        outputs = [_output_from_json(o) for o in reply["outputs"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ChildFailed(f"child sent a malformed reply: {exc!r}") from None
+    if [o.binding for o in outputs] != [b.binding for b in expected] or any(
+        len(o.words) != len(b.words) for o, b in zip(outputs, expected, strict=True)
+    ):
+        raise ChildFailed("child sent a malformed reply: outputs do not match the bindings")
+    return outputs
+
+
+# --------------------------------------------------------------------------- parent side
+
+
+def _child_environment() -> dict[str, str]:
+    """The parent's environment, with this checkout first on the module path."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])
+    path = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = root if not path else os.pathsep.join([root, path])
+    return env
+
+
+class IsolatedRunner:
+    """Like ``VulkanRunner.run``, each dispatch in a fresh child process (see module doc).
+
+    The zygote starts on first use and again after it died; `close` ends it.
+    """
+
+    def __init__(
+        self, *, robust_buffer_access: bool = True, timeout: float = DEFAULT_TIMEOUT_S
+    ) -> None:
+        self.robust_buffer_access = robust_buffer_access
+        self.timeout = timeout
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._stderr: IO[bytes] | None = None
+        self._pending = b""
+
+    def run(
+        self,
+        spirv: bytes,
+        bindings: Sequence[BufferBinding],
+        groups: tuple[int, int, int] = (1, 1, 1),
+    ) -> list[RunOutput]:
+        request = encode_request(
+            bytes(spirv), bindings, groups, self.robust_buffer_access, self.timeout
+        )
+        proc = self._zygote()
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(request)
+            proc.stdin.flush()
+            line = self._read_line(proc, time.monotonic() + self.timeout + ZYGOTE_MARGIN_S)
+        except (OSError, ChildFailed) as exc:
+            reason = exc.reason if isinstance(exc, ChildFailed) else str(exc)
+            raise ChildFailed(self._abandon(reason)) from None
+        try:
+            reply = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ChildFailed(f"child sent a malformed reply: {exc}") from None
+        if not isinstance(reply, dict):
+            raise ChildFailed("child sent a malformed reply: not an object")
+        return outputs_of(reply, bindings)
+
+    def close(self) -> None:
+        self._stop()
+
+    def __enter__(self) -> IsolatedRunner:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # ----------------------------------------------------------------- zygote
+
+    def _zygote(self) -> subprocess.Popen[bytes]:
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        self._stop()
+        # Lives as long as the zygote (a file, not a pipe: the zygote never blocks on it).
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", _MODULE],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env=_child_environment(),
+        )
+        self._pending = b""
+        return self._proc
+
+    def _read_line(self, proc: subprocess.Popen[bytes], deadline: float) -> bytes:
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        while b"\n" not in self._pending:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ChildFailed("no reply in time")
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(fd, _READ_CHUNK)
+            if not chunk:
+                raise ChildFailed("it exited")
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        return line
+
+    def _abandon(self, reason: str) -> str:
+        """End a zygote that failed; the failure with the end of its stderr."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+        self._stop_process()
+        tail = self._stderr_tail()
+        self._stop()
+        return f"the isolation process failed ({reason})" + (f": {tail}" if tail else "")
+
+    def _stderr_tail(self) -> str:
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.seek(0)
+            text = self._stderr.read().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return ""
+        return " ".join(text[-_STDERR_TAIL:].split())
+
+    def _stop(self) -> None:
+        self._stop_process()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    def _stop_process(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            if proc.stdin is not None:
+                with contextlib.suppress(OSError):
+                    proc.stdin.close()  # the zygote ends at end of input
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+
+def run_isolated(
+    spirv: bytes,
+    bindings: Sequence[BufferBinding],
+    *,
+    groups: tuple[int, int, int] = (1, 1, 1),
+    robust_buffer_access: bool = True,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> list[RunOutput]:
+    """One dispatch in a child process (a zygote of its own); raises ChildFailed."""
+    with IsolatedRunner(robust_buffer_access=robust_buffer_access, timeout=timeout) as runner:
+        return runner.run(spirv, bindings, groups)
+
+
+# --------------------------------------------------------------------------- zygote side
+
+
+Work = Callable[[], tuple[Reply, Callable[[], None] | None]]
+"""A child's job: its reply, and what to do after the reply is out (or None)."""
+
+#: How long a child may take to tear down after its reply before it is killed.
+REAP_TIMEOUT_S = 30.0
+
+
+class Zygote:
+    """Forks one child per job (from a single-threaded process) and reports how it went.
+
+    The reply goes back as soon as the child has written it; the child then tears its
+    device down (which also flushes Mesa's shader cache to disk) while the caller carries
+    on, and is reaped before the next fork. A crash after a complete reply is not reported:
+    the dispatch's results were already read back.
+    """
+
+    def __init__(self) -> None:
+        self._pending: int | None = None
+
+    def serve(self, work: Work, timeout: float) -> Reply:
+        self.reap()
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            try:
+                os.close(read_end)
+                reply, after = work()
+                with os.fdopen(write_end, "wb") as out:
+                    out.write(json.dumps(reply, separators=(",", ":")).encode())
+                if after is not None:
+                    after()
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        data, timed_out = _read_until_eof(read_end, time.monotonic() + timeout)
+        if timed_out:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return {"timeout": timeout}
+        complete = _parse_reply(data)
+        if complete is not None:
+            self._pending = pid
+            return complete
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            return {"crashed": os.WTERMSIG(status)}
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+        return {"error": f"the child exited with status {code} without a reply"}
+
+    def reap(self) -> None:
+        """Wait for the previous child to finish tearing down (kill it if it hangs)."""
+        pid, self._pending = self._pending, None
+        if pid is None:
+            return
+        deadline = time.monotonic() + REAP_TIMEOUT_S
+        while os.waitpid(pid, os.WNOHANG) == (0, 0):
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return
+            time.sleep(0.001)
+
+
+def _parse_reply(data: bytes) -> Reply | None:
+    try:
+        reply = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return reply if isinstance(reply, dict) else None
+
+
+def fork_and_serve(work: Work, timeout: float) -> Reply:
+    """One job in a forked child, the child reaped before returning (see `Zygote`)."""
+    zygote = Zygote()
+    try:
+        return zygote.serve(work, timeout)
+    finally:
+        zygote.reap()
+
+
+def _read_until_eof(fd: int, deadline: float) -> tuple[bytes, bool]:
+    chunks: list[bytes] = []
+    with os.fdopen(fd, "rb", buffering=0) as pipe:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return b"".join(chunks), True
+            ready, _, _ = select.select([pipe], [], [], left)
+            if not ready:
+                continue
+            chunk = pipe.read(_READ_CHUNK)
+            if not chunk:
+                return b"".join(chunks), False
+            chunks.append(chunk)
+
+
+def _serve(doc: Mapping[str, Any], instance: Any) -> tuple[Reply, Callable[[], None] | None]:
+    """The child's job: one dispatch on a device of its own (on the zygote's instance)."""
+    from conformance.vkd3d.vulkan_runner import VulkanRunner
+
+    try:
+        spirv, bindings, groups, robust = decode_request(doc)
+    except (KeyError, TypeError, ValueError) as exc:
+        return {"error": f"malformed request: {exc!r}"}, None
+    try:
+        runner = VulkanRunner(robust_buffer_access=robust, instance=instance)
+    except Exception as exc:  # the reply carries any failure as text to the parent
+        return {"error": f"{type(exc).__name__}: {exc}"}, None
+    try:
+        outputs = runner.run(spirv, bindings, groups=groups)
+    except Exception as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}, runner.close
+    return {"outputs": [_output_to_json(o) for o in outputs]}, runner.close
+
+
+def _preload() -> Any:
+    """Load the Vulkan bindings, lavapipe and LLVM once, before any fork; the shared instance.
+
+    Creating and closing one device, then creating an instance, leaves the process
+    single-threaded (lavapipe starts its threads per device) with the expensive one-time
+    initialisation done, so a forked child only opens its own device. Failures are left for
+    the children to report (they then create everything themselves).
+    """
+    try:
+        from conformance.vkd3d.vulkan_runner import VulkanRunner, create_instance
+
+        VulkanRunner().close()
+        instance = create_instance()
+    except Exception as exc:
+        print(f"sm5 vkd3d zygote: preloading lavapipe failed: {exc}", file=sys.stderr)
+        return None
+    threads = _thread_count()
+    if threads > 1:
+        print(f"sm5 vkd3d zygote: {threads} threads after preloading; forked children may "
+              "hang (the time-out ends them)", file=sys.stderr)
+    return instance
+
+
+def _thread_count() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
+def main() -> int:
+    """Zygote entry: one JSON request per stdin line, one reply per stdout line."""
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # whatever the loader or Mesa print must not corrupt the replies
+    instance = _preload()
+    zygote = Zygote()
+    for line in sys.stdin.buffer:
+        try:
+            doc = json.loads(line)
+            timeout = float(doc["timeout"])
+        except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as exc:
+            reply: Reply = {"error": f"malformed request: {exc!r}"}
+        else:
+            reply = zygote.serve(functools.partial(_serve, doc, instance), timeout)
+        replies.write(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+        replies.flush()
+    zygote.reap()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
