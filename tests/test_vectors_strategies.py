@@ -1,0 +1,82 @@
+"""The hypothesis strategies: legal instances are legal, illegal ones break one rule, states
+fire their clause, and every case runs through the oracle as the text says."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from oracle.asm import parse_program
+from oracle.executor import execute
+from oracle.spec import load_default
+from oracle.state import state_from_json
+from vectors.build import run
+from vectors.instances import Case, Shape
+from vectors.realize import assemble
+from vectors.shapes import violations
+from vectors.strategies import Illegal, cases, illegal_instances, legal_instances, states_for
+
+SPEC = load_default()
+NAMES = sorted(SPEC.instructions)
+FAST = settings(max_examples=40, deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_legal_instances_are_legal(name: str) -> None:
+    @FAST
+    @given(legal_instances(name), st.data())
+    def check(shape: Shape, data: st.DataObject) -> None:
+        assert violations(SPEC, shape) == ()
+        case = assemble(SPEC, shape, _chooser(data))
+        assert not run(case, SPEC).rejected
+
+    check()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_illegal_instances_break_exactly_one_rule(name: str) -> None:
+    @FAST
+    @given(illegal_instances(name), st.data())
+    def check(found: Illegal, data: st.DataObject) -> None:
+        case = assemble(SPEC, found.shape, _chooser(data))
+        program = parse_program(list(case.program))
+        execution = execute(program, state_from_json(case.state), case.target, case.runtime)
+        assert execution.rule == found.rule
+
+    check()
+
+
+@pytest.mark.parametrize("clause", [c.id for c in SPEC.all_clauses()])
+def test_states_fire_their_clause(clause: str) -> None:
+    name = clause.split(".")[0]
+
+    @settings(max_examples=15, deadline=None)
+    @given(states_for(name, clause))
+    def check(case: Case) -> None:
+        assert clause in run(case, SPEC).clauses
+
+    check()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_cases_say_what_they_run(name: str) -> None:
+    """The program text parses back to the AST the case was built from, and the state JSON
+    reads back as the machine state the generator executed."""
+
+    @FAST
+    @given(cases(name))
+    def check(case: Case) -> None:
+        assert parse_program(list(case.program)).lines == case.parsed.lines  # type: ignore[union-attr]
+        if case.machine is not None:
+            assert state_from_json(case.state) == case.machine
+        run(case, SPEC)
+
+    check()
+
+
+def _chooser(data: st.DataObject):  # type: ignore[no-untyped-def]
+    from vectors.strategies import DrawChooser
+
+    return DrawChooser(data.draw)

@@ -1,0 +1,142 @@
+"""Case -> Vector: run the oracle and record what it says.
+
+Expectations are never written by hand: the outcomes, the expected state (acceptance sets), the
+clauses fired and, for an illegal instance, the rule come from ``oracle.executor``. Every
+non-exact acceptance set is tied to the clauses that allow it (``expect.allowed_by``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+from oracle.asm import parse_program
+from oracle.executor import execute
+from oracle.legality import violations
+from oracle.program import COMPONENTS, Program
+from oracle.spec import Spec
+from oracle.state import (
+    Execution,
+    ExpectedState,
+    F64Nan,
+    Masked,
+    expected_to_json,
+    state_from_json,
+)
+from vectors.format import Vector
+from vectors.instances import Case
+
+#: Outcome that makes each kind of non-exact acceptance set legitimate.
+WHOLE_RESOURCE = {"u": "resource_undefined", "g": "tgsm_undefined"}
+ANY_COMPONENT = "dst_undefined"
+CONSTRAINED = "dst_constrained"
+MEMORY_VOIDING = ("no_write", "resource_undefined", "tgsm_undefined")
+
+
+@lru_cache(maxsize=4096)
+def parse_cached(program: tuple[str, ...]) -> Program:
+    """Programs repeat across states; parse each text once."""
+    return parse_program(list(program), source="program")
+
+
+def run(case: Case, spec: Spec) -> Execution:
+    program = case.parsed if case.parsed is not None else parse_cached(case.program)
+    state = case.machine if case.machine is not None else state_from_json(case.state)
+    return execute(program, state, target=case.target, runtime=case.runtime, spec=spec)
+
+
+def allowed_by(state: ExpectedState, clauses: Sequence[str], spec: Spec
+               ) -> dict[str, list[str]]:
+    """For every non-exact location (``r1.x``, ``u0``, ``u0[3]``), the fired clauses whose
+    outcomes allow it."""
+    outcomes = {cid: _clause_outcomes(spec, cid) for cid in clauses}
+
+    def because(outcome: str) -> list[str]:
+        return [cid for cid in clauses if outcome in outcomes[cid]]
+
+    out: dict[str, list[str]] = {}
+    for name, comps in state.registers.items():
+        for letter, accept in zip(COMPONENTS, comps, strict=True):
+            if accept is None:
+                out[f"{name}.{letter}"] = because(ANY_COMPONENT)
+            elif isinstance(accept, Masked | F64Nan):
+                out[f"{name}.{letter}"] = because(CONSTRAINED)
+    for name, res in state.resources.items():
+        if res is None:
+            out[name] = because(WHOLE_RESOURCE[name[0]])
+            continue
+        for i, word in enumerate(res.words):
+            if word is None:
+                out[f"{name}[{i}]"] = because(WHOLE_RESOURCE[name[0]])
+            elif isinstance(word, Masked | F64Nan):
+                out[f"{name}[{i}]"] = because(CONSTRAINED)
+    return out
+
+
+def _clause_outcomes(spec: Spec, clause_id: str) -> tuple[str, ...]:
+    name = clause_id.split(".", 1)[0]
+    return spec.instruction(name).clause(clause_id).outcomes
+
+
+def expect_json(execution: Execution, spec: Spec) -> dict[str, Any]:
+    if execution.rejected:
+        return {"outcomes": ["rejected"], "rule": execution.rule}
+    assert execution.state is not None
+    doc: dict[str, Any] = {"outcomes": list(execution.outcomes),
+                           "state": expected_to_json(execution.state)}
+    because = allowed_by(execution.state, execution.clauses, spec)
+    if because:
+        doc["allowed_by"] = because
+    return doc
+
+
+def broken_rules(case: Case, spec: Spec) -> tuple[str, ...]:
+    program = case.parsed if case.parsed is not None else parse_cached(case.program)
+    state = case.machine if case.machine is not None else state_from_json(case.state)
+    return tuple(r.id for r in violations(program, case.target, case.runtime, state, spec))
+
+
+def derived_flags(case: Case, execution: Execution, broken: Sequence[str]) -> set[str]:
+    flags: set[str] = set()
+    if execution.rejected:
+        flags.add("must-reject")
+        if len(broken) > 1:
+            flags.add("multi-rule")
+        return flags
+    inactive = "invocation" in case.state
+    if inactive:
+        flags.add("inactive")
+    elif any(o in execution.outcomes for o in MEMORY_VOIDING):
+        flags.add("oob")
+    return flags
+
+
+def _short(clause_id: str) -> str:
+    return clause_id.split(".", 1)[1] if "." in clause_id else clause_id
+
+
+def reason_of(case: Case, execution: Execution, broken: Sequence[str]) -> str:
+    if execution.rejected:
+        text = f"breaks {execution.rule}: {execution.reason}"
+        if len(broken) > 1:
+            text += f" (also breaks {', '.join(r for r in broken if r != execution.rule)})"
+    else:
+        text = ", ".join(dict.fromkeys(_short(c) for c in execution.clauses))
+        text += " -> " + " + ".join(execution.outcomes)
+    return f"{text}; {case.note}" if case.note else text
+
+
+def to_vector(case: Case, vector_id: str, spec: Spec) -> Vector:
+    """The vector of a case, every expectation from the oracle."""
+    execution = run(case, spec)
+    broken = broken_rules(case, spec) if execution.rejected else ()
+    flags = sorted(set(case.flags) | derived_flags(case, execution, broken))
+    clauses = broken if execution.rejected else execution.clauses
+    return Vector(vector_id, case.program, case.target, case.runtime, dict(case.state),
+                  expect_json(execution, spec), tuple(clauses), tuple(flags),
+                  reason_of(case, execution, broken), _provenance(case.provenance))
+
+
+def _provenance(value: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    return dict(value) if value is not None else None

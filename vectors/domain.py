@@ -1,0 +1,655 @@
+"""Choice sets derived from the spec: what an instance or a state may hold, and its boundaries.
+
+Everything here is a pure function of ``oracle.spec`` data. Operand choices (files, masks,
+swizzles, selects, modifiers, resource kinds) come from the operand tables and the machine
+model; the (target, runtime) cells from the availability tables; boundary values of a semantic
+input from the comparisons of the instruction's rules, solved for that input. Nothing about a
+particular instruction is written here: adding an instruction to spec/ extends every set.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import itertools
+import math
+import struct
+import sys
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cache
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from oracle.clauses import full_env
+from oracle.errors import RuleError
+from oracle.program import COMPONENTS
+from oracle.rules import Rule, Value, evaluate
+from oracle.spec import (
+    ALL_MODIFIERS,
+    InstructionSpec,
+    OperandSpec,
+    Semantics,
+    Spec,
+    Target,
+)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def per_spec(maxsize: int | None = None
+             ) -> Callable[[Callable[Concatenate[Spec, P], R]], Callable[Concatenate[Spec, P], R]]:
+    """Memoize a function of (spec, hashable arguments...) per Spec object.
+
+    A Spec holds mappings, so it cannot be hashed; the key is its identity (the memo keeps the
+    Spec alive, so the identity is never reused). ``maxsize`` bounds the memo (oldest first out)
+    for functions called on unboundedly many arguments.
+    """
+
+    def decorate(fn: Callable[Concatenate[Spec, P], R]) -> Callable[Concatenate[Spec, P], R]:
+        memo: OrderedDict[Any, tuple[Spec, R]] = OrderedDict()
+
+        @functools.wraps(fn)
+        def wrapper(spec: Spec, /, *args: P.args, **kwargs: P.kwargs) -> R:
+            key = (id(spec), args, tuple(sorted(kwargs.items())))
+            hit = memo.get(key)
+            if hit is not None and hit[0] is spec:
+                return hit[1]
+            value = fn(spec, *args, **kwargs)
+            memo[key] = (spec, value)
+            if maxsize is not None and len(memo) > maxsize:
+                memo.popitem(last=False)
+            return value
+
+        return wrapper
+
+    return decorate
+
+
+#: Bit widths of the fixed-width semantic input types.
+TYPE_BITS: Mapping[str, int] = {"u32": 32, "u64": 64}
+
+#: Register numbers used for variety: enough to exercise register decoding without large states.
+VARIETY = {"r": 8, "u": 8, "g": 4}
+
+#: "Typical" small values offered next to the boundaries (sizes, indices); a test-design choice.
+SMALL_VALUES = (1, 2, 3, 4, 8, 12, 16, 32)
+
+#: Points used to decide whether a comparison is linear in one input.
+_PROBES = (0, 1, 2, 5, 1000, 65537)
+
+
+# ----------------------------------------------------------------------------------------------
+# Operand choices
+
+
+@cache
+def all_masks() -> tuple[str, ...]:
+    """Every non-empty write mask in xyzw order (15), shortest first."""
+    return tuple("".join(c) for n in range(1, 5) for c in itertools.combinations(COMPONENTS, n))
+
+
+def legal_masks(op: OperandSpec) -> tuple[str, ...]:
+    return op.masks if op.masks else all_masks()
+
+
+def illegal_masks(op: OperandSpec) -> tuple[str, ...]:
+    return tuple(m for m in all_masks() if m not in op.masks) if op.masks else ()
+
+
+@cache
+def all_swizzles() -> tuple[str, ...]:
+    """The 256 four-letter swizzles in lexical xyzw order."""
+    return tuple("".join(p) for p in itertools.product(COMPONENTS, repeat=4))
+
+
+def swizzle_class(swizzle: str) -> str:
+    """The equality pattern of a swizzle: ``xyzw`` -> ``0123``, ``zzxz`` -> ``0010``.
+
+    Two swizzles of one class read the same *shape* of data (which positions repeat); the 15
+    classes (Bell number B4) are what a swizzle decoder can get wrong independently of letters.
+    """
+    first: dict[str, str] = {}
+    return "".join(first.setdefault(c, str(len(first))) for c in swizzle)
+
+
+@cache
+def legal_swizzles(op: OperandSpec) -> tuple[str, ...]:
+    return op.swizzles if op.swizzles else all_swizzles()
+
+
+def illegal_swizzles(op: OperandSpec) -> tuple[str, ...]:
+    return tuple(s for s in all_swizzles() if s not in op.swizzles) if op.swizzles else ()
+
+
+def by_class(swizzles: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Swizzles grouped by :func:`swizzle_class`, classes in order of first appearance."""
+    groups: dict[str, list[str]] = {}
+    for s in swizzles:
+        groups.setdefault(swizzle_class(s), []).append(s)
+    return {k: tuple(v) for k, v in groups.items()}
+
+
+def selects() -> tuple[str, ...]:
+    return tuple(COMPONENTS)
+
+
+def default_components(op: OperandSpec) -> str:
+    """The components an operand gets unless a choice says otherwise: the widest legal mask, the
+    identity swizzle when allowed, ``x`` for a select."""
+    if op.selection == "mask":
+        return legal_masks(op)[-1]
+    if op.selection == "swizzle":
+        allowed = legal_swizzles(op)
+        return COMPONENTS if COMPONENTS in allowed else allowed[0]
+    if op.selection == "select":
+        return COMPONENTS[0]
+    return ""
+
+
+def components_choices(op: OperandSpec) -> tuple[str, ...]:
+    """Every legal component selection of an operand."""
+    if op.selection == "mask":
+        return legal_masks(op)
+    if op.selection == "swizzle":
+        return legal_swizzles(op)
+    if op.selection == "select":
+        return selects()
+    return ("",)
+
+
+def modifier_sets(allowed: Sequence[str]) -> tuple[tuple[bool, bool], ...]:
+    """(neg, abs) pairs using only ``allowed`` modifiers, none first."""
+    out = []
+    for neg, abs_ in ((False, False), (True, False), (False, True), (True, True)):
+        used = {m for m, on in zip(ALL_MODIFIERS, (neg, abs_), strict=True) if on}
+        if used <= set(allowed):
+            out.append((neg, abs_))
+    return tuple(out)
+
+
+def illegal_modifier_sets(op: OperandSpec) -> tuple[tuple[bool, bool], ...]:
+    legal = set(modifier_sets(op.modifiers))
+    return tuple(m for m in modifier_sets(ALL_MODIFIERS) if m not in legal)
+
+
+# ----------------------------------------------------------------------------------------------
+# Register files, resources, cells
+
+
+def stage_files(spec: Spec, op: OperandSpec, stage: str) -> tuple[str, ...]:
+    """The files an operand allows that exist in ``stage`` (``g#`` only in compute, ...)."""
+    stages = {f.name: f.stages for f in spec.model.register_files}
+    return tuple(f for f in op.files if stage in stages[f])
+
+
+
+
+
+
+def is_resource_file(spec: Spec, name: str) -> bool:
+    return any(k.file == name for k in spec.model.resource_kinds)
+
+
+def is_indexed(name: str) -> bool:
+    """``r3``, ``u0``: single-letter files are indexed; longer names are index-less inputs."""
+    return len(name) == 1
+
+
+def kinds_of(spec: Spec, file: str) -> tuple[str, ...]:
+    """Resource kinds the model has for a file (``u``: raw, structured, typed)."""
+    return tuple(k.kind for k in spec.model.resource_kinds if k.file == file)
+
+
+def legal_kinds(spec: Spec, op: OperandSpec, file: str) -> tuple[str, ...]:
+    return tuple(k for k in kinds_of(spec, file) if not op.kinds or k in op.kinds)
+
+
+def declaration_of(spec: Spec, file: str, kind: str) -> str:
+    for k in spec.model.resource_kinds:
+        if k.file == file and k.kind == kind:
+            return k.declaration
+    raise KeyError((file, kind))
+
+
+def register_numbers(spec: Spec, file: str, runtime: str) -> tuple[int, ...]:
+    """Register numbers used for variety, within the runtime's UAV slots."""
+    count = VARIETY.get(file, 1)
+    if file == "u":
+        count = min(count, spec.model.runtime(runtime).uav_slots)
+    return tuple(range(count))
+
+
+def typed_formats(spec: Spec) -> tuple[str, ...]:
+    return tuple(spec.model.typed_formats)
+
+
+def return_types(spec: Spec) -> tuple[str, ...]:
+    return spec.declarations.return_types
+
+
+def features_read(ins: InstructionSpec, spec: Spec) -> tuple[str, ...]:
+    """The model features (``doubles``) the instruction's rules read."""
+    names: set[str] = set()
+    for rule in ins.rules:
+        if rule.reject_if is not None:
+            names |= rule.reject_if.names
+    return tuple(f for f in spec.model.features if f in names)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A (target, runtime) pair and whether the availability tables allow the instruction."""
+
+    target: Target
+    runtime: str
+    available: bool
+
+
+def cells(spec: Spec, ins: InstructionSpec) -> tuple[Cell, ...]:
+    """Every (target, runtime) cell, ``cs_5_0`` on the first runtime first, then model order."""
+    return _cells(spec, ins.name)
+
+
+@per_spec()
+def _cells(spec: Spec, name: str) -> tuple[Cell, ...]:
+    ins = spec.instruction(name)
+    out = []
+    for target in spec.model.targets:
+        for rt in spec.model.runtimes:
+            ok = ins.availability.target_supported(target) is True and \
+                target.stage in ins.availability.stages_for(rt.name)
+            out.append(Cell(target, rt.name, ok))
+    first = default_target(spec)
+    out.sort(key=lambda c: (c.target.name != first, not c.available))
+    return tuple(out)
+
+
+def default_target(spec: Spec) -> str:
+    """The compute target of the highest shader model: every resource file exists there."""
+    compute = [t for t in spec.model.targets
+               if all(t.stage in f.stages for f in spec.model.register_files)]
+    return max(compute, key=lambda t: t.model).name
+
+
+def default_runtime(spec: Spec) -> str:
+    return spec.model.runtimes[0].name
+
+
+def invocation_states(spec: Spec) -> tuple[str, ...]:
+    return spec.model.invocation_states
+
+
+# ----------------------------------------------------------------------------------------------
+# Semantic inputs: contexts and boundary values
+
+
+def input_width(semantics: Semantics, name: str) -> int | None:
+    for i in semantics.inputs:
+        if i.name == name:
+            return TYPE_BITS.get(i.type)
+    return None
+
+
+def context_choices(semantics: Semantics) -> dict[str, tuple[Value, ...]]:
+    """Inputs with a finite domain (enums, booleans, bounded ints) and their values."""
+    out: dict[str, tuple[Value, ...]] = {}
+    for i in semantics.inputs:
+        if i.type == "enum":
+            out[i.name] = i.values
+        elif i.type == "bool":
+            out[i.name] = (False, True)
+        elif i.type == "int" and i.min is not None and i.max is not None:
+            out[i.name] = tuple(range(i.min, i.max + 1))
+    return out
+
+
+def contexts(semantics: Semantics) -> Iterator[dict[str, Value]]:
+    """Every combination of the finite-domain inputs, in declaration order."""
+    choices = context_choices(semantics)
+    names = list(choices)
+    for combo in itertools.product(*(choices[n] for n in names)):
+        yield dict(zip(names, combo, strict=True))
+
+
+def dimension_inputs(semantics: Semantics) -> tuple[str, ...]:
+    """The inputs the ``assume`` rule constrains: the shape of the accessed resource."""
+    if semantics.assume is None:
+        return ()
+    names = semantics.assume.names
+    return tuple(i.name for i in semantics.inputs if i.name in names
+                 and i.name not in context_choices(semantics))
+
+
+def free_inputs(semantics: Semantics) -> tuple[str, ...]:
+    """Fixed-width inputs that are neither context nor dimensions: operand and memory values."""
+    skip = set(context_choices(semantics)) | set(dimension_inputs(semantics))
+    return tuple(i.name for i in semantics.inputs if i.name not in skip)
+
+
+def semantic_rules(semantics: Semantics) -> tuple[Rule, ...]:
+    """Every rule the classification reads: group scopes and clause conditions."""
+    out: list[Rule] = []
+    for g in semantics.groups:
+        out.append(g.scope)
+        out.extend(c.when for c in g.clauses)
+    return tuple(out)
+
+
+def depends_on(semantics: Semantics, names: Iterable[str]) -> frozenset[str]:
+    """The inputs that ``names`` read, following derived values."""
+    derived = {d.name: d.expr.names for d in semantics.derived}
+    inputs = {i.name for i in semantics.inputs}
+    seen: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo.extend(derived.get(name, ()))
+    return frozenset(seen & inputs)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A boundary value of one input and why it is interesting (tags become vector flags)."""
+
+    value: int
+    tags: frozenset[str]
+
+
+def _compares(rules: Iterable[Rule]) -> Iterator[tuple[ast.Compare, str]]:
+    for rule in rules:
+        for node in ast.walk(rule.tree):
+            if isinstance(node, ast.Compare):
+                yield node, rule.text
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _root_of(difference: Callable[[int], int | None]) -> Fraction | None:
+    """The zero of ``difference`` if it is linear (checked at several probes), else None."""
+    diffs: list[int] = []
+    for x in _PROBES:
+        d = difference(x)
+        if d is None:
+            return None
+        diffs.append(d)
+    slope = Fraction(diffs[1] - diffs[0])
+    if slope == 0 or any(diffs[0] + slope * x != d for x, d in zip(_PROBES, diffs, strict=True)):
+        return None
+    return -Fraction(diffs[0]) / slope
+
+
+def _integer_value(node: ast.expr, env: Mapping[str, Value], text: str) -> int | None:
+    try:
+        value = evaluate(node, env, text)
+    except (RuleError, ArithmeticError):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """Two adjacent sides of a comparison: their difference crosses zero at a boundary."""
+
+    left: ast.expr
+    right: ast.expr
+    text: str
+
+
+class Boundaries:
+    """Boundary candidates of the inputs of one instruction's semantics.
+
+    The rule analysis (which comparisons read an input, which moduli and zero tests apply) is
+    done once; candidates are memoized per input and the values of the inputs they depend on.
+
+    * ``boundary``: each side of every comparison the input takes part in (``count - 1``,
+      ``count``, ``count + 1``, ``stride - 4 * components``, ...), one modulus step further;
+    * ``misaligned``: every residue of each modulus the rules test, at 0 and next to each root;
+    * ``extreme``: 0, the largest value, the largest aligned value; ``signed``: 2^(w-1) - 1 and
+      2^(w-1);
+    * ``single-bit``: every power of two when the rules test the input against zero;
+    * ``wrap``: where the address formula crosses 2^w (a naive w-bit implementation wraps there).
+
+    64-bit inputs are doubles (the only 64-bit register values of SM5): they get the binary64
+    specials of :func:`f64_specials`.
+    """
+
+    def __init__(self, semantics: Semantics, *, with_assume: bool = False,
+                 memo_size: int = 1 << 14) -> None:
+        self.semantics = semantics
+        rules = list(semantic_rules(semantics))
+        if with_assume and semantics.assume is not None:
+            rules.append(semantics.assume)
+        inputs = [i.name for i in semantics.inputs]
+        self._pairs: dict[str, list[_Pair]] = {n: [] for n in inputs}
+        self._keys: dict[str, tuple[str, ...]] = {}
+        self._moduli: dict[str, tuple[int, ...]] = {}
+        self._zero: dict[str, bool] = {}
+        address = semantics.address
+        self._wrap = {n: address is not None and n in depends_on(semantics, address.names)
+                      for n in inputs}
+        for node, text in _compares(rules):
+            if any(isinstance(op, ast.In | ast.NotIn) for op in node.ops):
+                continue
+            for left, right in itertools.pairwise([node.left, *node.comparators]):
+                for n in depends_on(semantics, _names(left) | _names(right)):
+                    self._pairs[n].append(_Pair(left, right, text))
+        for n in inputs:
+            reads: set[str] = set()
+            for pair in self._pairs[n]:
+                reads |= _names(pair.left) | _names(pair.right)
+            if self._wrap[n] and address is not None:
+                reads |= address.names
+            self._keys[n] = tuple(sorted(depends_on(semantics, reads) - {n}))
+            self._moduli[n] = tuple(sorted(self._find_moduli(rules, n)))
+            self._zero[n] = _zero_tested(rules, n)
+        self._memo: OrderedDict[tuple[Any, ...], tuple[Candidate, ...]] = OrderedDict()
+        self._memo_size = memo_size
+
+    def _find_moduli(self, rules: Iterable[Rule], name: str) -> set[int]:
+        out: set[int] = set()
+        for rule in rules:
+            for node in ast.walk(rule.tree):
+                if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and \
+                        isinstance(node.right, ast.Constant) and \
+                        isinstance(node.right.value, int) and node.right.value > 1 and \
+                        name in depends_on(self.semantics, _names(node.left)):
+                    out.add(node.right.value)
+        return out
+
+    def _difference(self, left: ast.expr, right: ast.expr, text: str, env: Mapping[str, Value],
+                    name: str) -> Callable[[int], int | None]:
+        def difference(x: int) -> int | None:
+            trial = dict(env)
+            trial[name] = x
+            try:
+                full = full_env(self.semantics, trial)
+            except (RuleError, ArithmeticError):
+                return None
+            a, b = _integer_value(left, full, text), _integer_value(right, full, text)
+            return None if a is None or b is None else a - b
+
+        return difference
+
+    def roots(self, name: str, env: Mapping[str, Value]) -> list[Fraction]:
+        """Where a comparison changes truth as ``name`` varies (the others held at ``env``)."""
+        out = []
+        for pair in self._pairs[name]:
+            root = _root_of(self._difference(pair.left, pair.right, pair.text, env, name))
+            if root is not None:
+                out.append(root)
+        return out
+
+    def candidates(self, name: str, env: Mapping[str, Value]) -> tuple[Candidate, ...]:
+        bits = input_width(self.semantics, name) or 32
+        if bits == 64:
+            return f64_specials()
+        key = (name, tuple(env.get(k) for k in self._keys[name]))
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        result = self._compute(name, env, bits)
+        self._memo[key] = result
+        if len(self._memo) > self._memo_size:
+            self._memo.popitem(last=False)
+        return result
+
+    def _compute(self, name: str, env: Mapping[str, Value], bits: int) -> tuple[Candidate, ...]:
+        top = (1 << bits) - 1
+        moduli = self._moduli[name]
+        found: dict[int, set[str]] = {}
+
+        def add(value: int, tag: str) -> None:
+            if 0 <= value <= top:
+                found.setdefault(value, set()).add(tag)
+
+        add(0, "extreme")
+        add(top, "extreme")
+        add((1 << (bits - 1)) - 1, "signed")
+        add(1 << (bits - 1), "signed")
+        for m in moduli:
+            add(top - top % m, "extreme")
+            for k in range(1, m):
+                add(k, "misaligned")
+        for root in self.roots(name, env):
+            low, high = math.floor(root), math.ceil(root)
+            for v in (low - 1, low, high, high + 1):
+                add(v, "boundary")
+            for m in moduli:
+                add(low - m, "boundary")
+                add(high + m, "boundary")
+                aligned = low - low % m
+                for k in range(1, m):
+                    add(aligned + k, "misaligned")
+        if self._zero[name]:
+            for k in range(bits):
+                add(1 << k, "single-bit")
+        address = self.semantics.address
+        if self._wrap[name] and address is not None:
+            wrap = self._difference(address.tree, ast.Constant(1 << bits), address.text, env,
+                                    name)
+            crossing = _root_of(wrap)
+            if crossing is not None:
+                for v in (math.floor(crossing) - 1, math.floor(crossing), math.ceil(crossing),
+                          math.ceil(crossing) + 1):
+                    add(v, "wrap")
+        for value, tags in found.items():
+            if any(value % m for m in moduli):
+                tags.add("misaligned")
+        return tuple(Candidate(v, frozenset(t)) for v, t in sorted(found.items()))
+
+    def dimension(self, name: str, env: Mapping[str, Value], limit: int
+                  ) -> tuple[Candidate, ...]:
+        """Values of a resource-shape input: its boundaries and small typical values, where
+        ``assume`` holds (the others held at ``env``), up to ``limit``."""
+        assume = self.semantics.assume
+        reads = assume.names if assume is not None else frozenset()
+        key = ("dimension", name, limit, tuple(env.get(k) for k in self._keys[name]),
+               tuple(env.get(k) for k in sorted(reads - {name})))
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        cands = {c.value: c for c in self.candidates(name, env)}
+        for v in SMALL_VALUES:
+            cands.setdefault(v, Candidate(v, frozenset()))
+        out = []
+        for value in sorted(cands):
+            if value > limit:
+                continue
+            trial = dict(env)
+            trial[name] = value
+            if assume is not None and not assume.holds(full_env(self.semantics, trial)):
+                continue
+            out.append(cands[value])
+        result = tuple(out)
+        self._memo[key] = result
+        return result
+
+
+def _zero_tested(rules: Iterable[Rule], name: str) -> bool:
+    """Is ``name`` compared with 0 by ``==``/``!=`` (an any-bit-set test)?"""
+    for node, _ in _compares(rules):
+        sides = [node.left, *node.comparators]
+        if len(sides) == 2 and all(isinstance(op, ast.Eq | ast.NotEq) for op in node.ops):
+            names = [s.id for s in sides if isinstance(s, ast.Name)]
+            zeros = [s for s in sides if isinstance(s, ast.Constant) and s.value == 0
+                     and not isinstance(s.value, bool)]
+            if names == [name] and zeros:
+                return True
+    return False
+
+
+@cache
+def f64_specials() -> tuple[Candidate, ...]:
+    """IEEE binary64 patterns every double path must keep apart, computed from the format."""
+
+    def bits(x: float) -> int:
+        return int(struct.unpack("<Q", struct.pack("<d", x))[0])
+
+    sign = 1 << 63
+    exp_mask = 0x7FF << 52
+    frac_top = (1 << 52) - 1
+    table = [
+        (bits(0.0), "zero"), (sign, "neg-zero"),
+        (1, "denormal"), (frac_top, "denormal"), (sign | 1, "denormal"),
+        (sign | frac_top, "denormal"),
+        (bits(sys.float_info.min), "boundary"), (bits(0.5), "boundary"),
+        (bits(1.0), "boundary"), (bits(-1.0), "boundary"), (bits(2.0), "boundary"),
+        (bits(-2.0), "boundary"), (bits(math.nextafter(1.0, 2.0)), "boundary"),
+        (bits(sys.float_info.max), "extreme"), (bits(-sys.float_info.max), "extreme"),
+        (exp_mask, "inf"), (sign | exp_mask, "inf"),
+        (exp_mask | (1 << 51), "nan"), (sign | exp_mask | (1 << 51), "nan"),
+        (exp_mask | 1, "nan"), (exp_mask | frac_top, "nan"), (sign | exp_mask | 0x12345, "nan"),
+    ]
+    return tuple(Candidate(v, frozenset({tag})) for v, tag in table)
+
+
+# ----------------------------------------------------------------------------------------------
+# Declaration rules
+
+
+def declaration_candidates(spec: Spec, name: str, env: Mapping[str, Value]
+                           ) -> tuple[int, ...]:
+    """Values of a declaration variable (``stride``, ``bytes``, ``tgsm_total``) on each side of
+    the declaration rules' comparisons, in the context ``env`` (stage, model, ...), plus every
+    residue of the moduli they test."""
+    rules = [r.reject_if for r in spec.declarations.rules
+             if r.reject_if is not None and name in r.reject_if.names]
+    found: set[int] = set()
+    for node, text in _compares(rules):
+        for left, right in itertools.pairwise([node.left, *node.comparators]):
+
+            def difference(x: int, left: ast.expr = left, right: ast.expr = right,
+                           text: str = text) -> int | None:
+                trial = dict(env)
+                trial[name] = x
+                a, b = _integer_value(left, trial, text), _integer_value(right, trial, text)
+                return None if a is None or b is None else a - b
+
+            root = _root_of(difference)
+            if root is not None:
+                found.update({math.floor(root), math.ceil(root), math.ceil(root) + 1})
+    for m in _name_moduli(rules, name):
+        for v in list(found):
+            found.update(v + k for k in range(1, m + 1))
+    return tuple(sorted(v for v in found if v >= 0))
+
+
+def _name_moduli(rules: Iterable[Rule], name: str) -> set[int]:
+    out: set[int] = set()
+    for rule in rules:
+        for node in ast.walk(rule.tree):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and \
+                    isinstance(node.left, ast.Name) and node.left.id == name and \
+                    isinstance(node.right, ast.Constant) and isinstance(node.right.value, int):
+                out.add(node.right.value)
+    return out

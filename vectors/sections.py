@@ -1,0 +1,382 @@
+"""The sections of a vector file: each a generator of cases, in the order they are written.
+
+``boundary``     every clause, from the boundary points of every context (``vectors.points``);
+``mask-swizzle`` every legal mask x every swizzle class, every legal swizzle, every select;
+``registers``    every register number used for variety on every register operand;
+``cell``         every (target, runtime) cell x every file/kind combination: executed where
+                 legal, must-reject where not;
+``reject``       for every legality rule the first instance breaking it alone (else with the
+                 fewest other rules), every illegal mask, swizzle, modifier set, register file
+                 and typed return type / format;
+``witness``      every witness of every theorem of ``oracle.proofs``;
+``random``       seeded random legal instances and points.
+
+Each section draws from its own ``random.Random`` seeded with
+``"<seed>:<instruction>:<section>"``; everything else is enumerated in spec order.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from oracle.rules import Value
+from oracle.spec import Spec
+from vectors import domain
+from vectors.instances import Case, Chooser, RandomChooser, Shape, Unrealizable
+from vectors.points import Explorer, Point
+from vectors.realize import assemble, conform, realize, realizer
+from vectors.shapes import (
+    GenerationError,
+    all_shapes,
+    default_shape,
+    find_breakers,
+    legal_typed_pairs,
+    moves,
+    random_legal,
+    typed_choices,
+    violations,
+)
+
+#: Per-theorem budget of the proofs whose witnesses become vectors: generous, because a timeout
+#: would drop witnesses and break byte-identical regeneration (it is an error instead).
+WITNESS_TIMEOUT_MS = 120_000
+#: Random legal shapes drawn per instruction; random cases combine them with random points.
+SHAPE_POOL = 512
+#: Random points tried per random case for one that keeps the shape legal.
+LEGAL_ATTEMPTS = 8
+#: Random points of a fitting context tried before the next context.
+PICK_ATTEMPTS = 12
+
+Witness = tuple[Mapping[str, Value], tuple[str, ...], tuple[tuple[str, ...], ...]]
+
+
+# ----------------------------------------------------------------------------------------------
+# Helpers
+
+
+def section_rng(seed: int, instruction: str, section: str) -> RandomChooser:
+    return RandomChooser(random.Random(f"{seed}:{instruction}:{section}"))
+
+
+def envs(points: Iterable[Point]) -> list[dict[str, Value]]:
+    return [p.env for p in points]
+
+
+def _fmt(value: Value) -> str:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return str(value)
+    return f"0x{value:x}" if value >= 1 << 16 else str(value)
+
+
+def describe(points: Sequence[Point]) -> str:
+    """The semantic inputs a case was built for (exact: boundary cases use distinct registers
+    and identity selections, so the oracle sees these values)."""
+    parts = []
+    for k, p in enumerate(points):
+        text = ", ".join(f"{n}={_fmt(v)}" for n, v in p.values)
+        parts.append(f"lane {k}: {text}" if len(points) > 1 else text)
+    return "; ".join(parts)
+
+
+def _same_shape(a: Shape, b: Shape) -> bool:
+    """Equal but for resource dimensions (which a point always sets)."""
+    def key(s: Shape) -> tuple[Any, ...]:
+        return (s.target, s.sat, s.invocation,
+                tuple((x.file, x.index, x.components, x.neg, x.abs, x.kind, x.return_type,
+                       x.format) for x in s.slots))
+    return key(a) == key(b)
+
+
+class Pool:
+    """Boundary points grouped by context, for cases whose shape is fixed first."""
+
+    def __init__(self, spec: Spec, name: str, points: Iterable[Point]) -> None:
+        self.spec = spec
+        self.sem = spec.instruction(name).semantics
+        self.by_context: dict[tuple[Value, ...], list[Point]] = {}
+        for p in points:
+            self.by_context.setdefault(p.context(self.sem), []).append(p)
+
+    def compatible(self, shape: Shape, chooser: Chooser, lanes: int,
+                   prefer: Callable[[Point], bool] = lambda p: True) -> list[Point] | None:
+        """``lanes`` points of one context that leave ``shape`` unchanged (preferring those
+        ``prefer`` accepts), or None. A context is tried only if its first point fits; then a
+        few random points of it are tried."""
+        for only_preferred in (True, False):
+            for group in self.by_context.values():
+                if not self._fits(shape, group[0]):
+                    continue
+                cands = [p for p in group if prefer(p)] if only_preferred else group
+                picked: list[Point] = []
+                for _ in range(PICK_ATTEMPTS):
+                    if not cands:
+                        break
+                    p = cands[chooser.integer(0, len(cands) - 1)]
+                    if self._fits(shape, p):
+                        picked.append(p)
+                        if len(picked) == lanes:
+                            return picked
+        return None
+
+    def _fits(self, shape: Shape, point: Point) -> bool:
+        try:
+            return _same_shape(conform(self.spec, shape, [point.env]), shape)
+        except Unrealizable:
+            return False
+
+
+def _defined_only(spec: Spec, name: str) -> Callable[[Point], bool]:
+    ins = spec.instruction(name)
+    return lambda p: all(set(ins.clause(c).outcomes) <= {"defined"} for c in p.clauses)
+
+
+# ----------------------------------------------------------------------------------------------
+# Sections
+
+
+def boundary_cases(spec: Spec, name: str, points: Sequence[Point], seed: int) -> Iterator[Case]:
+    ch = section_rng(seed, name, "boundary")
+    shape = default_shape(spec, name)
+    lanes = realizer(spec, name).points(shape)
+    sem = spec.instruction(name).semantics
+    groups: dict[tuple[Value, ...], list[Point]] = {}
+    for p in points:
+        groups.setdefault(p.context(sem), []).append(p)
+    for group in groups.values():
+        for k in range(0, len(group), lanes):
+            chunk = group[k:k + lanes]
+            while len(chunk) < lanes:
+                chunk.append(group[(k + len(chunk)) % len(group)])
+            tags = set().union(*(p.tags for p in chunk))
+            try:
+                yield realize(spec, shape, envs(chunk), ch, flags=sorted(tags | {"boundary"}),
+                              note=describe(chunk))
+            except Unrealizable:
+                continue
+
+
+def _with_components(shape: Shape, i: int, components: str) -> Shape:
+    return shape.with_slot(i, replace(shape.slots[i], components=components))
+
+
+def mask_swizzle_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator[Case]:
+    ch = section_rng(seed, name, "mask-swizzle")
+    ins = spec.instruction(name)
+    base = default_shape(spec, name)
+    lanes = realizer(spec, name).points
+    visible = _defined_only(spec, name)
+
+    def make(shape: Shape, note: str) -> Iterator[Case]:
+        points = pool.compatible(shape, ch, lanes(shape), visible)
+        if points is not None:
+            yield realize(spec, shape, envs(points), ch, flags=("mask-swizzle",), note=note)
+
+    def registers(selection: str) -> list[int]:
+        return [i for i, (op, s) in enumerate(zip(ins.operands, base.slots, strict=True))
+                if op.selection == selection and s.file != "l" and domain.is_indexed(s.file)]
+
+    masks, swizzles, selects = registers("mask"), registers("swizzle"), registers("select")
+    mask_slots: list[int | None] = list(masks) or [None]
+    for i in mask_slots:
+        mask_choices = domain.legal_masks(ins.operands[i]) if i is not None else ("",)
+        for mask in mask_choices:
+            shape = _with_components(base, i, mask) if i is not None else base
+            for j in swizzles:
+                op = ins.operands[j]
+                for cls, members in domain.by_class(domain.legal_swizzles(op)).items():
+                    swz = ch.pick(members)
+                    yield from make(_with_components(shape, j, swz),
+                                    f"mask .{mask}, {op.name} .{swz} (swizzle class {cls})")
+    for j in swizzles:
+        op = ins.operands[j]
+        for k, swz in enumerate(domain.legal_swizzles(op)):
+            shape = _with_components(base, j, swz)
+            for i in masks:
+                allowed = domain.legal_masks(ins.operands[i])
+                shape = _with_components(shape, i, allowed[k % len(allowed)])
+            yield from make(shape, f"{op.name} .{swz}")
+    for j in selects:
+        op = ins.operands[j]
+        for letter in domain.selects():
+            yield from make(_with_components(base, j, letter), f"{op.name} .{letter}")
+
+
+def register_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator[Case]:
+    ch = section_rng(seed, name, "registers")
+    ins = spec.instruction(name)
+    base = default_shape(spec, name)
+    lanes = realizer(spec, name).points
+    shapes = [s for s in all_shapes(spec, name, base.target, base.runtime)
+              if not violations(spec, s)]
+    for i, op in enumerate(ins.operands):
+        for file in op.files:
+            if not domain.is_indexed(file) or file == "l":
+                continue
+            with_file = [s for s in shapes if s.slots[i].file == file]
+            if not with_file:
+                continue
+            shape = with_file[0]
+            for n in domain.register_numbers(spec, file, shape.runtime):
+                if n == shape.slots[i].index:
+                    continue
+                trial = shape.with_slot(i, replace(shape.slots[i], index=n))
+                others = [s.index for k, s in enumerate(trial.slots)
+                          if k != i and s.file == file]
+                if n in others:  # keep the operands apart: move the other one
+                    k = next(k for k, s in enumerate(trial.slots) if k != i and s.index == n)
+                    trial = trial.with_slot(k, replace(trial.slots[k], index=shape.slots[i].index))
+                points = pool.compatible(trial, ch, lanes(trial), _defined_only(spec, name))
+                if points is not None:
+                    yield realize(spec, trial, envs(points), ch, flags=("registers",),
+                                  note=f"{op.name} in {file}{n}")
+
+
+def cell_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator[Case]:
+    ch = section_rng(seed, name, "cell")
+    ins = spec.instruction(name)
+    lanes = realizer(spec, name).points
+    for cell in domain.cells(spec, ins):
+        target, runtime = cell.target.name, cell.runtime
+        for shape in all_shapes(spec, name, target, runtime):
+            files = "/".join(s.kind or s.file for s in shape.slots)
+            note = f"{target} on {runtime}, {files}"
+            if not violations(spec, shape):
+                points = pool.compatible(shape, ch, lanes(shape), _defined_only(spec, name))
+                if points is not None:
+                    yield realize(spec, shape, envs(points), ch, flags=("cell",), note=note)
+                    continue
+            yield assemble(spec, shape, ch, flags=("cell",), note=note)
+
+
+def reject_cases(spec: Spec, name: str, seed: int) -> Iterator[Case]:
+    """Illegal instances only (a candidate the checker accepts is skipped)."""
+    ch = section_rng(seed, name, "reject")
+    for shape, note in _reject_shapes(spec, name):
+        if violations(spec, shape):
+            yield assemble(spec, shape, ch, note=note)
+
+
+def _reject_shapes(spec: Spec, name: str) -> Iterator[tuple[Shape, str]]:
+    ins = spec.instruction(name)
+    for breaker in find_breakers(spec, name):
+        yield breaker.shape, breaker.move
+    base = default_shape(spec, name)
+    for i, op in enumerate(ins.operands):
+        slot = base.slots[i]
+        if op.selection == "mask" and slot.file != "l":
+            for mask in domain.illegal_masks(op):
+                yield _with_components(base, i, mask), f"{op.name} mask .{mask}"
+        if op.selection == "swizzle" and slot.file != "l":
+            for swz in domain.illegal_swizzles(op):
+                yield _with_components(base, i, swz), f"{op.name} swizzle .{swz}"
+        if op.role == "src" and slot.file != "l":
+            for neg, abs_ in domain.illegal_modifier_sets(op):
+                yield (base.with_slot(i, replace(slot, neg=neg, abs=abs_)),
+                       f"{op.name} modifiers neg={neg} abs={abs_}")
+    legal_pairs = set(legal_typed_pairs(spec, name))
+    for shape in all_shapes(spec, name, base.target, base.runtime, typed_choices(spec, name)):
+        typed = [s for s in shape.slots if s.kind == "typed"]
+        same_files = all(s.file == b.file for s, b in zip(shape.slots, base.slots, strict=True)
+                         if s.kind != "typed")
+        if typed and same_files and (typed[0].return_type, typed[0].format) not in legal_pairs:
+            yield shape, f"typed {typed[0].return_type} view bound as {typed[0].format}"
+    for move in moves(spec, base):
+        if " file " in move.what:
+            yield move.shape, move.what
+
+
+def witness_cases(spec: Spec, name: str, witnesses: Sequence[Witness], seed: int
+                  ) -> Iterator[Case]:
+    ch = section_rng(seed, name, "witness")
+    shape = default_shape(spec, name)
+    sem = spec.instruction(name).semantics
+    lanes = realizer(spec, name).points(shape)
+    for values, theorems, claims in witnesses:
+        point = Point(tuple((i.name, values[i.name]) for i in sem.inputs), frozenset(), ())
+        provenance = {"theorems": list(theorems), "witness": dict(values),
+                      "claims": [list(c) for c in claims]}
+        try:
+            yield realize(spec, shape, envs([point] * lanes), ch, flags=("z3-witness",),
+                          note=describe([point]), provenance=provenance)
+        except Unrealizable as exc:
+            raise GenerationError(f"{name}: witness of {', '.join(theorems)} has no program: "
+                                  f"{exc}") from None
+
+
+def random_cases(spec: Spec, name: str, explorer: Explorer, count: int, seed: int,
+                 chunk: int = 0) -> Iterator[Case]:
+    """``count`` random cases: random legal shapes (a pool drawn once per seed, shared by the
+    chunks) with random points from the chunk's own stream."""
+    shape_rng = section_rng(seed, name, "random-shapes")
+    shapes = [random_legal(spec, name, shape_rng) for _ in range(SHAPE_POOL)]
+    ch = section_rng(seed, name, f"random:{chunk}")
+    r = realizer(spec, name)
+    sem = spec.instruction(name).semantics
+    context = list(domain.context_choices(sem))
+    made = 0
+    while made < count:
+        shape = ch.pick(shapes)
+        points = None
+        for _ in range(LEGAL_ATTEMPTS):  # a point may move the shape out of legality (g# in a
+            points = _random_points(explorer, ch, r.points(shape), context)  # pixel shader)
+            if points is not None and _stays_legal(spec, shape, points):
+                break
+        if points is None:
+            continue
+        tags = set().union(*(p.tags for p in points))
+        try:
+            yield realize(spec, shape, envs(points), ch, flags=sorted(tags))
+        except Unrealizable:
+            continue
+        made += 1
+
+
+def _random_points(explorer: Explorer, ch: Chooser, lanes: int, context: Sequence[str]
+                   ) -> list[Point] | None:
+    """``lanes`` random points sharing the first one's finite-domain inputs."""
+    first = explorer.random_point(ch)
+    if first is None:
+        return None
+    points = [first]
+    inputs = explorer.sem.inputs
+    while len(points) < lanes:
+        other = explorer.random_point(ch)
+        if other is not None:
+            env = other.env
+            env.update({n: first.env[n] for n in context})
+            points.append(Point(tuple((i.name, env[i.name]) for i in inputs), other.tags, ()))
+    return points
+
+
+def _stays_legal(spec: Spec, shape: Shape, points: Sequence[Point]) -> bool:
+    try:
+        return not violations(spec, conform(spec, shape, envs(points)))
+    except Unrealizable:
+        return False
+
+
+# ----------------------------------------------------------------------------------------------
+# Witnesses from the proofs
+
+
+def load_witnesses(spec: Spec, name: str) -> list[Witness]:
+    """Every witness of every theorem of ``name``, deduplicated and sorted canonically."""
+    from oracle.proofs import run_instruction
+
+    merged: dict[str, tuple[Mapping[str, Value], list[str], list[tuple[str, ...]]]] = {}
+    for result in run_instruction(spec, name, timeout_ms=WITNESS_TIMEOUT_MS):
+        if result.status == "timeout":
+            raise GenerationError(f"theorem {result.name} timed out; its witnesses would be "
+                                  "missing from the vectors")
+        for k, witness in enumerate(result.witnesses):
+            key = json.dumps(witness, sort_keys=True)
+            entry = merged.setdefault(key, (witness, [], []))
+            entry[1].append(result.name)
+            if k < len(result.claims):
+                entry[2].append(tuple(result.claims[k]))
+    return [(w, tuple(sorted(set(t))), tuple(sorted(set(c))))
+            for _, (w, t, c) in sorted(merged.items())]

@@ -1,0 +1,454 @@
+"""Legal and illegal instances of an instruction, found from the spec's tables.
+
+Legal shapes are enumerated per (target, runtime) cell from the operand tables (files that
+exist in the stage, declared kinds, typed return types and formats) and kept when the legality
+checker accepts them. Illegal shapes are *one move* away from a legal one: every single change
+of one attribute (a file, kind, mask, swizzle, modifier, ``_sat``, target, runtime, feature,
+return type, format, register number, declared dimension, an extra or missing declaration).
+:func:`find_breakers` walks all of them once and keeps, for every legality rule, the first
+instance that breaks that rule alone.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+
+from oracle.errors import Sm5Error
+from oracle.legality import violations as oracle_violations
+from oracle.rules import Value
+from oracle.spec import InstructionSpec, OperandSpec, Spec
+from oracle.state import MachineState, Resource
+from vectors import domain
+from vectors.instances import (
+    DEFAULT_DIMS,
+    Assembler,
+    Chooser,
+    Dims,
+    Shape,
+    Slot,
+    Unrealizable,
+    ZeroChooser,
+)
+
+
+class GenerationError(Sm5Error):
+    """The spec leaves something the generator must cover without an instance (a rule no
+    instance breaks, a clause no state reaches). Generation stops: completeness is by
+    construction, never by luck."""
+
+
+# ----------------------------------------------------------------------------------------------
+# Legality of a shape
+
+
+@domain.per_spec(maxsize=1 << 14)
+def violations(spec: Spec, shape: Shape) -> tuple[str, ...]:
+    """Ids of every rule the shape breaks (empty when legal)."""
+    try:
+        program = Assembler(spec, shape, ZeroChooser()).program()
+    except Unrealizable:
+        return ("<unrealizable>",)
+    # Legality reads the bound format of typed resources, never their data.
+    resources = {s.register: Resource(s.kind, (), s.dims.stride, s.dims.count, s.format)
+                 for s in (*shape.slots, *shape.extras) if s.kind}
+    machine = MachineState({}, resources, shape.invocation)
+    return tuple(r.id for r in oracle_violations(program, shape.target, shape.runtime, machine,
+                                                 spec))
+
+
+def is_legal(spec: Spec, shape: Shape) -> bool:
+    return not violations(spec, shape)
+
+
+# ----------------------------------------------------------------------------------------------
+# Enumeration of legal shapes
+
+
+def _slot_choices(spec: Spec, ins: InstructionSpec, i: int, stage: str,
+                  typed: Sequence[tuple[str, str]]) -> list[Slot]:
+    op = ins.operands[i]
+    out: list[Slot] = []
+    for file in domain.stage_files(spec, op, stage):
+        components = _components_for(op, file)
+        if domain.is_resource_file(spec, file):
+            for kind in domain.legal_kinds(spec, op, file):
+                if kind == "typed":
+                    out.extend(Slot(file, 0, components, kind=kind, return_type=rt, format=fmt,
+                                    dims=_default_dims(kind)) for rt, fmt in typed)
+                else:
+                    out.append(Slot(file, 0, components, kind=kind, dims=_default_dims(kind)))
+        else:
+            index = 0 if domain.is_indexed(file) and file != "l" else None
+            out.append(Slot(file, index, components))
+    return out
+
+
+def _components_for(op: OperandSpec, file: str) -> str:
+    if file == "l":
+        return ""
+    if not domain.is_indexed(file) and op.selection == "select":
+        return "x"
+    return domain.default_components(op)
+
+
+def _default_dims(kind: str) -> Dims:
+    if kind == "typed":
+        return Dims(count=DEFAULT_DIMS.count, size=4 * DEFAULT_DIMS.count)
+    return DEFAULT_DIMS
+
+
+def _number_registers(slots: Sequence[Slot]) -> tuple[Slot, ...]:
+    """Distinct temp registers in operand order: r0, r1, ..."""
+    out = []
+    n = 0
+    for slot in slots:
+        if slot.file == "r":
+            out.append(replace(slot, index=n))
+            n += 1
+        else:
+            out.append(slot)
+    return tuple(out)
+
+
+@domain.per_spec()
+def typed_choices(spec: Spec, name: str) -> tuple[tuple[str, str], ...]:
+    """Every (return type, format) pair: those the checker accepts for the instruction first,
+    then pairs whose return type matches the format's, in model order."""
+    formats = spec.model.typed_formats
+    pairs = sorted(itertools.product(domain.return_types(spec), domain.typed_formats(spec)),
+                   key=lambda p: (formats[p[1]] != p[0], list(formats).index(p[1])))
+    legal = legal_typed_pairs(spec, name)
+    return tuple(legal) + tuple(p for p in pairs if p not in legal)
+
+
+@domain.per_spec()
+def legal_typed_pairs(spec: Spec, name: str) -> tuple[tuple[str, str], ...]:
+    """The (return type, format) pairs the checker accepts on the instruction's typed operand
+    (matching return type and format first); empty when no operand can be typed."""
+    ins = spec.instruction(name)
+    memory = [i for i, op in enumerate(ins.operands) if "typed" in op.kinds]
+    if not memory:
+        return ()
+    formats = spec.model.typed_formats
+    pairs = sorted(itertools.product(domain.return_types(spec), domain.typed_formats(spec)),
+                   key=lambda p: (formats[p[1]] != p[0], list(formats).index(p[1])))
+    cell = domain.cells(spec, ins)[0]
+    base = first_shape(spec, name, cell.target.name, cell.runtime, typed=tuple(pairs))
+    out = []
+    for rt, fmt in pairs:
+        slot = replace(base.slots[memory[0]], kind="typed", return_type=rt, format=fmt,
+                       dims=_default_dims("typed"))
+        if is_legal(spec, base.with_slot(memory[0], slot)):
+            out.append((rt, fmt))
+    return tuple(out)
+
+
+def legal_typed(spec: Spec, name: str) -> tuple[str, str]:
+    pairs = legal_typed_pairs(spec, name)
+    if not pairs:
+        raise Unrealizable(f"{name} has no legal typed resource")
+    return pairs[0]
+
+
+def all_shapes(spec: Spec, name: str, target: str, runtime: str,
+               typed: Sequence[tuple[str, str]] | None = None) -> Iterator[Shape]:
+    """Every combination of stage-legal files and kinds (default components), legal or not."""
+    ins = spec.instruction(name)
+    stage = spec.model.target(target).stage
+    pairs = tuple(typed) if typed is not None else legal_typed_pairs(spec, name)
+    choices = [_slot_choices(spec, ins, i, stage, pairs) for i in range(len(ins.operands))]
+    features = domain.features_read(ins, spec)
+    for combo in itertools.product(*choices):
+        yield Shape(name, target, runtime, _number_registers(combo), features=features)
+
+
+def legal_shapes(spec: Spec, name: str, target: str, runtime: str) -> tuple[Shape, ...]:
+    return tuple(s for s in all_shapes(spec, name, target, runtime) if is_legal(spec, s))
+
+
+def first_shape(spec: Spec, name: str, target: str, runtime: str,
+                typed: Sequence[tuple[str, str]] | None = None) -> Shape:
+    """The first enumerated shape of a cell (legal when the cell has a legal shape at all)."""
+    shapes = list(all_shapes(spec, name, target, runtime, typed))
+    for shape in shapes:
+        if is_legal(spec, shape):
+            return shape
+    return shapes[0]
+
+
+@domain.per_spec()
+def default_shape(spec: Spec, name: str) -> Shape:
+    """The first legal shape on the default target and runtime."""
+    shape = first_shape(spec, name, domain.default_target(spec), domain.default_runtime(spec))
+    if not is_legal(spec, shape):
+        raise GenerationError(f"{name}: no legal instance on {shape.target} / {shape.runtime}: "
+                              f"{', '.join(violations(spec, shape))}")
+    return shape
+
+
+@domain.per_spec()
+def cell_shapes(spec: Spec, name: str, target: str, runtime: str) -> tuple[Shape, ...]:
+    return legal_shapes(spec, name, target, runtime)
+
+
+# ----------------------------------------------------------------------------------------------
+# Random legal shapes
+
+
+def random_legal(spec: Spec, name: str, chooser: Chooser, *, attempts: int = 4) -> Shape:
+    """A legal shape: a legal cell and file/kind combination, then random components,
+    modifiers, register numbers, ``_sat`` and typed details, kept when still legal."""
+    ins = spec.instruction(name)
+    available = [c for c in domain.cells(spec, ins) if c.available]
+    cell = chooser.pick(available)
+    bases = cell_shapes(spec, name, cell.target.name, cell.runtime)
+    if not bases:
+        raise GenerationError(f"{name}: cell {cell.target.name} / {cell.runtime} is available "
+                              "but no instance is legal there")
+    base = chooser.pick(bases)
+    for _ in range(attempts):
+        shape = _decorate(spec, ins, base, chooser)
+        if is_legal(spec, shape):
+            return shape
+    return base
+
+
+def _decorate(spec: Spec, ins: InstructionSpec, base: Shape, chooser: Chooser) -> Shape:
+    slots = []
+    used: list[int] = []
+    for op, slot in zip(ins.operands, base.slots, strict=True):
+        if slot.file == "r":
+            free = [i for i in domain.register_numbers(spec, "r", base.runtime) if i not in used]
+            alias = bool(used) and chooser.pick((False, False, False, True))
+            index = chooser.pick(tuple(used) if alias else tuple(free))
+            used.append(index)
+            slot = replace(slot, index=index)
+        elif domain.is_resource_file(spec, slot.file):
+            slot = replace(slot, index=chooser.pick(
+                domain.register_numbers(spec, slot.file, base.runtime)))
+            if slot.kind == "typed":
+                rt, fmt = chooser.pick(legal_typed_pairs(spec, ins.name))
+                slot = replace(slot, return_type=rt, format=fmt)
+        if slot.file not in ("l",) and domain.is_indexed(slot.file):
+            slot = replace(slot, components=chooser.pick(domain.components_choices(op)))
+        if op.role == "src" and slot.file != "l":
+            neg, abs_ = chooser.pick(domain.modifier_sets(op.modifiers))
+            slot = replace(slot, neg=neg, abs=abs_)
+        slots.append(slot)
+    sat = chooser.pick((False, True)) if ins.saturate else False
+    return replace(base, slots=tuple(slots), sat=sat)
+
+
+# ----------------------------------------------------------------------------------------------
+# Moves: one attribute changed
+
+
+@dataclass(frozen=True)
+class Move:
+    what: str
+    shape: Shape
+
+
+def _resource_slot(spec: Spec, name: str, file: str, index: int, kind: str,
+                   components: str = "") -> Slot:
+    """A u#/g# slot with default dimensions (and the first typed details, when typed)."""
+    rt, fmt = typed_choices(spec, name)[0] if kind == "typed" else ("", "")
+    return Slot(file, index, components, kind=kind, dims=_default_dims(kind), return_type=rt,
+                format=fmt)
+
+
+def _retarget_slot(spec: Spec, name: str, op: OperandSpec, slot: Slot, file: str) -> Slot:
+    components = _components_for(op, file)
+    if domain.is_resource_file(spec, file):
+        kinds = domain.legal_kinds(spec, op, file) or domain.kinds_of(spec, file)
+        return _resource_slot(spec, name, file, 0, kinds[0], components)
+    if file == "l":
+        return Slot("l", None, "")
+    if not domain.is_indexed(file):
+        return Slot(file, None, components)
+    return Slot(file, slot.index if slot.file == file else 7, components)
+
+
+def moves(spec: Spec, shape: Shape) -> Iterator[Move]:
+    """Every shape one attribute away from ``shape``, in a fixed order."""
+    ins = spec.instruction(shape.instruction)
+    runtime = spec.model.runtime(shape.runtime)
+    target = spec.model.target(shape.target)
+    for i, (op, slot) in enumerate(zip(ins.operands, shape.slots, strict=True)):
+        for file in spec.model.file_names:
+            if file != slot.file:
+                slot2 = _retarget_slot(spec, shape.instruction, op, slot, file)
+                yield Move(f"{op.name} file {file}", shape.with_slot(i, slot2))
+        if domain.is_resource_file(spec, slot.file):
+            for kind in domain.kinds_of(spec, slot.file):
+                if kind != slot.kind:
+                    yield Move(f"{op.name} declared {kind}", shape.with_slot(i, _resource_slot(
+                        spec, shape.instruction, slot.file, slot.index or 0, kind,
+                        slot.components)))
+            numbers = {1, runtime.uav_slots - 1, runtime.uav_slots} if slot.file == "u" else {1}
+            for n in sorted(numbers - {slot.index}):
+                yield Move(f"{op.name} register {slot.file}{n}",
+                           shape.with_slot(i, replace(slot, index=n)))
+            if slot.kind == "typed":
+                for rt in domain.return_types(spec):
+                    if rt != slot.return_type:
+                        yield Move(f"{op.name} return type {rt}",
+                                   shape.with_slot(i, replace(slot, return_type=rt)))
+                for fmt in domain.typed_formats(spec):
+                    if fmt != slot.format:
+                        yield Move(f"{op.name} format {fmt}",
+                                   shape.with_slot(i, replace(slot, format=fmt)))
+            yield from _dimension_moves(spec, shape, i, target.stage, target.model)
+        if slot.file != "l":
+            if op.selection == "mask":
+                for mask in domain.all_masks():
+                    if mask != slot.components:
+                        yield Move(f"{op.name} mask .{mask}",
+                                   shape.with_slot(i, replace(slot, components=mask)))
+            if op.selection == "swizzle" and op.swizzles:
+                for group in domain.by_class(domain.illegal_swizzles(op)).values():
+                    yield Move(f"{op.name} swizzle .{group[0]}",
+                               shape.with_slot(i, replace(slot, components=group[0])))
+            if op.role == "src":
+                for neg, abs_ in domain.modifier_sets(("neg", "abs")):
+                    if (neg, abs_) != (slot.neg, slot.abs):
+                        yield Move(f"{op.name} modifiers neg={neg} abs={abs_}",
+                                   shape.with_slot(i, replace(slot, neg=neg, abs=abs_)))
+    yield Move("_sat", replace(shape, sat=not shape.sat))
+    for other in spec.model.targets:
+        if other.name != shape.target:
+            yield Move(f"target {other.name}", replace(shape, target=other.name))
+    for other_runtime in spec.model.runtimes:
+        if other_runtime.name != shape.runtime:
+            yield Move(f"runtime {other_runtime.name}",
+                       replace(shape, runtime=other_runtime.name))
+    for feature in shape.features:
+        yield Move(f"without {feature}",
+                   replace(shape, features=tuple(f for f in shape.features if f != feature)))
+    used = {s.register for s in shape.slots}
+    for resource_kind in spec.model.resource_kinds:
+        for n in (0, 1):
+            extra = _resource_slot(spec, shape.instruction, resource_kind.file, n,
+                                   resource_kind.kind)
+            what = "duplicate" if extra.register in used else "extra"
+            yield Move(f"{what} {resource_kind.declaration} {extra.register}",
+                       replace(shape, extras=(*shape.extras, extra)))
+    if any(domain.is_resource_file(spec, s.file) and s.kind for s in shape.slots):
+        yield Move("undeclared resource", replace(shape, undeclared=True))
+    temps = [s.index for s in shape.slots if s.file == "r" and s.index is not None]
+    if temps:
+        yield Move(f"dcl_temps {max(temps)}", replace(shape, temps=max(temps)))
+
+
+def _dimension_moves(spec: Spec, shape: Shape, i: int, stage: str, model: int
+                     ) -> Iterator[Move]:
+    """Declared dimensions at the boundaries of the declaration rules."""
+    slot = shape.slots[i]
+    runtime = spec.model.runtime(shape.runtime)
+    env: dict[str, Value] = {"stage": stage, "model": model, "runtime": runtime.name,
+           "uav_slots": runtime.uav_slots, "index": slot.index or 0, "stride": 0, "count": 0,
+           "bytes": 0, "tgsm_total": 0, "temps": 0}
+    totals = domain.declaration_candidates(spec, "tgsm_total", env)
+    if slot.kind == "structured":
+        for stride in domain.declaration_candidates(spec, "stride", env):
+            count = slot.dims.count if (stride * slot.dims.count) % 4 == 0 else 4
+            yield Move(f"stride {stride}",
+                       shape.with_slot(i, replace(slot, dims=Dims(stride, count))))
+        if slot.file == "g":
+            for total in totals:
+                count = math.ceil(total / slot.dims.stride)
+                yield Move(f"{count} structures",
+                           shape.with_slot(i, replace(slot, dims=Dims(slot.dims.stride, count))))
+    if slot.kind == "raw":
+        sizes = set(domain.declaration_candidates(spec, "bytes", env))
+        if slot.file == "g":
+            sizes |= set(totals)
+        for size in sorted(sizes):
+            yield Move(f"{size} bytes", shape.with_slot(i, replace(slot, dims=Dims(size=size))))
+
+
+# ----------------------------------------------------------------------------------------------
+# Rule breakers
+
+
+@dataclass(frozen=True)
+class Breaker:
+    """An instance breaking ``rule``; ``broken`` lists every rule it breaks (``rule`` first
+    among them when the checker reports it first)."""
+
+    rule: str
+    shape: Shape
+    broken: tuple[str, ...]
+    move: str
+
+    @property
+    def isolated(self) -> bool:
+        return self.broken == (self.rule,)
+
+
+def rule_ids(spec: Spec, name: str) -> tuple[str, ...]:
+    """The rules a vector of ``name`` can break: its own, then declaration and program rules."""
+    ins = spec.instruction(name)
+    return tuple(r.id for r in ins.rules) + tuple(
+        r.id for r in spec.declarations.rules + spec.declarations.program_rules)
+
+
+def _rule_operands(ins: InstructionSpec) -> frozenset[str]:
+    """Operands whose attributes some expression rule reads (``dst0_file``, ...)."""
+    names: set[str] = set()
+    for rule in ins.rules:
+        if rule.reject_if is not None:
+            names |= rule.reject_if.names
+    return frozenset(op.name for op in ins.operands
+                     if any(n.startswith(op.name + "_") for n in names))
+
+
+def _candidates(spec: Spec, ins: InstructionSpec) -> Iterator[Move]:
+    """Legal bases of every available cell, one per combination of the operands the
+    expression rules read (the others' files only matter to their own table rules, which
+    every base exercises), then every move from each."""
+    read = _rule_operands(ins)
+    for cell in domain.cells(spec, ins):
+        if not cell.available:
+            continue
+        seen: set[tuple[Slot, ...]] = set()
+        for base in cell_shapes(spec, ins.name, cell.target.name, cell.runtime):
+            key = tuple(s for op, s in zip(ins.operands, base.slots, strict=True)
+                        if op.name in read)
+            if key in seen:
+                continue
+            seen.add(key)
+            yield from moves(spec, base)
+
+
+@domain.per_spec()
+def find_breakers(spec: Spec, name: str) -> tuple[Breaker, ...]:
+    """For every rule, the first instance (legal shape of an available cell, then one move)
+    that breaks it alone; failing that, one breaking it with the fewest other rules.
+
+    Raises :class:`GenerationError` when a rule of the instruction itself is broken by no
+    instance at all (declaration and program rules may belong to other instructions).
+    """
+    ins = spec.instruction(name)
+    wanted = rule_ids(spec, name)
+    best: dict[str, Breaker] = {}
+    isolated: set[str] = set()
+    for move in _candidates(spec, ins):
+        broken = violations(spec, move.shape)
+        if not broken or broken == ("<unrealizable>",):
+            continue
+        for rule in broken:
+            old = best.get(rule)
+            if rule not in isolated and (old is None or len(broken) < len(old.broken)):
+                best[rule] = Breaker(rule, move.shape, broken, move.what)
+                if len(broken) == 1:
+                    isolated.add(rule)
+        if isolated.issuperset(wanted):
+            break
+    missing = [r.id for r in ins.rules if r.id not in best]
+    if missing:
+        raise GenerationError(f"{name}: no instance breaks rule(s) {', '.join(missing)}")
+    return tuple(best[r] for r in wanted if r in best)
