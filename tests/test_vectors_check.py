@@ -86,12 +86,16 @@ def test_a_changed_expected_value_is_reported_with_the_oracle_value(copy: Path) 
 def test_a_broken_line_is_reported_with_its_id(copy: Path) -> None:
     path = copy / NAME
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    vid = json.loads(lines[5])["id"]
-    lines[5] = lines[5][: len(lines[5]) // 2] + "\n"
+    previous, vid = json.loads(lines[4])["id"], json.loads(lines[5])["id"]
+    lines[5] = lines[5][:30] + "\n"  # cut before the id field
     path.write_text("".join(lines), encoding="utf-8")
     problems = [str(p) for p in check_file(path, SPEC)]
-    assert problems == [f"{NAME}:6 {vid}: not JSON: "
-                        f"{problems[0].split('not JSON: ', 1)[1]}"]
+    assert len(problems) == 1
+    assert problems[0].startswith(f"{NAME}:6 (the vector after {previous}): not JSON: ")
+    manifest, _ = read_manifest(copy)
+    assert manifest is not None
+    regen = [str(p) for p in regeneration_problems(copy, manifest, SPEC, fresh=GOLDEN)]
+    assert regen[0].startswith(f"{NAME}:6 {vid}: differs from the regeneration")
 
 
 def test_a_wrong_sha256_is_reported(copy: Path) -> None:

@@ -181,6 +181,7 @@ def check_file(path: Path, spec: Spec, *, oracle: bool = True) -> list[Problem]:
     count = 0
     declared: int | None = None
     seen: dict[str, int] = {}
+    previous = ""
     with handle:
         for number, raw in enumerate(handle, start=1):
             where = f"{path.name}:{number}"
@@ -188,7 +189,9 @@ def check_file(path: Path, spec: Spec, *, oracle: bool = True) -> list[Problem]:
                 problems.append(Problem(path.name, "too many problems; the rest not shown"))
                 break
             line_problems, vid, header_count = _check_line(raw, number, spec, oracle, seen)
-            problems.extend(Problem(where, p, vid) for p in line_problems)
+            who = vid or (f"(the vector after {previous})" if previous and number > 1 else "")
+            problems.extend(Problem(where, p, who) for p in line_problems)
+            previous = vid or previous
             if number == 1:
                 declared = header_count
             else:
@@ -312,36 +315,43 @@ def _compare_folders(folder: Path, fresh: Path) -> list[Problem]:
             problems.append(Problem(name, f"no {missing} file; the regeneration differs"))
             continue
         if old.read_bytes() != new.read_bytes():
-            problems.append(_first_line_difference(old, new))
+            problems.extend(_line_differences(old, new))
     return problems
 
 
-def _first_line_difference(old: Path, new: Path) -> Problem:
+def _line_differences(old: Path, new: Path) -> list[Problem]:
+    """Every line that differs from the regeneration (up to ``MAX_PER_FILE``), each named by
+    the regenerated vector's id when the committed line is unreadable."""
+    problems: list[Problem] = []
     with old.open("r", encoding="utf-8", newline="") as a, \
             new.open("r", encoding="utf-8", newline="") as b:
         number = 0
-        while True:
+        while len(problems) < MAX_PER_FILE:
             number += 1
             x, y = a.readline(), b.readline()
-            if x != y:
-                match = ID_IN_TEXT.search(x or y)
-                vid = match.group(1) if match else ""
-                if not x or not y:
-                    what = "ends early" if not x else "has extra lines"
-                    return Problem(f"{old.name}:{number}", f"the committed file {what} "
-                                   "compared with the regeneration", vid)
-                detail = ""
-                try:
-                    found = first_difference(json.loads(x), json.loads(y), "")
-                    if found is not None:
-                        detail = (f": {found[0].lstrip('.')} is {_short(found[1])}, "
-                                  f"regenerated {_short(found[2])}")
-                except json.JSONDecodeError:  # MANIFEST.json is indented JSON, not JSON Lines
-                    detail = f": {x.strip()[:100]!r}, regenerated {y.strip()[:100]!r}"
-                return Problem(f"{old.name}:{number}",
-                               f"differs from the regeneration{detail}", vid)
-            if not x:
-                return Problem(old.name, "differs from the regeneration")
+            if not x and not y:
+                break
+            if x == y:
+                continue
+            match = ID_IN_TEXT.search(x) or ID_IN_TEXT.search(y)
+            vid = match.group(1) if match else ""
+            where = f"{old.name}:{number}"
+            if not x or not y:
+                what = "ends early" if not x else "has extra lines"
+                problems.append(Problem(where, f"the committed file {what} compared with the "
+                                        "regeneration", vid))
+                break
+            try:
+                found = first_difference(json.loads(x), json.loads(y), "")
+                detail = "" if found is None else (
+                    f": {found[0].lstrip('.')} is {_short(found[1])}, regenerated "
+                    f"{_short(found[2])}")
+            except json.JSONDecodeError:  # MANIFEST.json is indented JSON; or a broken line
+                detail = f": {x.strip()[:100]!r}, regenerated {y.strip()[:100]!r}"
+            problems.append(Problem(where, f"differs from the regeneration{detail}", vid))
+    if len(problems) >= MAX_PER_FILE:
+        problems.append(Problem(old.name, "more lines differ; the rest not shown"))
+    return problems
 
 
 @dataclass(frozen=True)
