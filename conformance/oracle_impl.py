@@ -86,14 +86,15 @@ Shape = tuple[tuple[tuple[str, str, int, int, int, str], ...], tuple[str, ...], 
 
 
 @lru_cache(maxsize=16384)
-def _check_shape(program: tuple[str, ...], shape: Shape) -> None:
+def _check_shape(program: tuple[str, ...], shape: Shape, target: str) -> None:
     """``oracle.executor.check_state`` reads only the shape of the state: checked once per
     (program, shape); a failure raises and is not cached."""
     resources, registers, invocation = shape
     state = MachineState(dict.fromkeys(registers, (0, 0, 0, 0)),
                          {name: Resource(kind, (0,) * words, stride, count, fmt)
                           for name, kind, stride, count, words, fmt in resources}, invocation)
-    check_state(parsed(program), state, load_default())
+    spec = load_default()
+    check_state(parsed(program), state, spec, spec.model.target(target).stage)
 
 
 def _shape(state: MachineState) -> Shape:
@@ -112,7 +113,7 @@ def oracle_execution(vector: Vector, state: MachineState) -> Execution:
     plan = _plan(vector.program)
     if plan is None:  # not exactly one specified instruction: the executor says so
         return execute(parsed(vector.program), state, vector.target, vector.runtime)
-    _check_shape(vector.program, _shape(state))
+    _check_shape(vector.program, _shape(state), vector.target)
     return plan.semantics(plan.instruction, plan.program, state, plan.spec)
 
 

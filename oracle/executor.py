@@ -27,16 +27,20 @@ def execute(program: Program, state: MachineState, target: str = "cs_5_0",
     if rule is not None:
         return Execution(("rejected",), (), None, rule=rule.id, reason=rule.text)
     instruction = under_test[0]
-    check_state(program, state, spec)
+    check_state(program, state, spec, spec.model.target(target).stage)
     return SEMANTICS[instruction.name](instruction, program, state,
                                        spec.instruction(instruction.name))
 
 
-def check_state(program: Program, state: MachineState, spec: Spec) -> None:
+def check_state(program: Program, state: MachineState, spec: Spec, stage: str) -> None:
     """The state matches the declarations and holds every register the program uses."""
     if state.invocation not in spec.model.invocation_states:
         raise StateError(f"invocation {state.invocation!r} is not one of "
                          f"{', '.join(spec.model.invocation_states)}", where="state.invocation")
+    if stage not in spec.model.invocation_stages[state.invocation]:
+        raise StateError(f"an invocation in state {state.invocation!r} exists only in the "
+                         f"{', '.join(spec.model.invocation_stages[state.invocation])} stage(s), "
+                         f"not in {stage}", where="state.invocation")
     for decl in program.declarations:
         if decl.register is None or decl.register.file not in ("u", "g"):
             continue

@@ -37,15 +37,18 @@ def context(spec: Spec, target: str, runtime: str) -> Context:
 
 def violations(program: Program, target: str, runtime: str, state: MachineState | None = None,
                spec: Spec | None = None) -> list[LegalityRule]:
-    """Every rule the program breaks in this context (empty when legal)."""
+    """Every rule the program breaks in this context (empty when legal).
+
+    Order: program structure, then the instruction's rules (so a defect of the instruction is
+    named before the declaration defect it implies), then declarations."""
     spec = spec or load_default()
     ctx = context(spec, target, runtime)
     found: list[LegalityRule] = []
     found.extend(_program_violations(program, spec))
-    found.extend(_declaration_violations(program, ctx, spec))
     for instruction in program.instructions:
         if instruction.name in spec.instructions:
             found.extend(_instruction_violations(instruction, program, ctx, state, spec))
+    found.extend(_declaration_violations(program, ctx, spec))
     return found
 
 
@@ -199,6 +202,9 @@ def _table_check(rule: LegalityRule, ins: InstructionSpec, instruction: Instruct
         return op.file not in op_spec.files
     if op.file not in op_spec.files:
         return False  # reported by the file rule; one defect, one rule
+    if rule.check == "file_stage":
+        stages = {f.name: f.stages for f in spec.model.register_files}[op.file]
+        return ctx.stage not in stages
     if rule.check == "kind":
         kind, _ = declared_kind(program, op.register, spec)
         return bool(kind) and kind not in op_spec.kinds

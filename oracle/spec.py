@@ -92,6 +92,7 @@ class Model:
     resource_kinds: tuple[ResourceKind, ...]
     typed_formats: Mapping[str, str]
     invocation_states: tuple[str, ...]
+    invocation_stages: Mapping[str, tuple[str, ...]]
     limits: Mapping[str, int]
     features: Mapping[str, str]
 
@@ -434,6 +435,7 @@ def _build_model(doc: Mapping[str, Any]) -> Model:
                              for k in doc["resource_kinds"]),
         typed_formats={f["name"]: f["return_type"] for f in doc["typed_formats"]},
         invocation_states=tuple(s["name"] for s in doc["invocation_states"]),
+        invocation_stages={s["name"]: tuple(s["stages"]) for s in doc["invocation_states"]},
         limits={k: v for k, v in doc["limits"].items() if k != "source"},
         features={f["name"]: f["global_flag"] for f in doc["features"]},
     )
@@ -510,6 +512,14 @@ def _generated_rules(name: str, doc: Mapping[str, Any], operands: tuple[OperandS
         rid = f"{name}.operand.{op.name}"
         rules.append(LegalityRule(f"{rid}.file", f"{op.name} is one of: {', '.join(op.files)}.",
                                   op.source, "file", operand=op.name))
+        file_stages = {f.name: f.stages for f in model.register_files}
+        restricted = [f for f in op.files if set(all_stages) - set(file_stages[f])]
+        if restricted:
+            rules.append(LegalityRule(
+                f"{rid}.stage",
+                f"the register file of {op.name} exists in the stage ("
+                + "; ".join(f"{f}: {', '.join(file_stages[f])}" for f in restricted) + ").",
+                op.source, "file_stage", operand=op.name))
         possible_kinds = {k.kind for k in model.resource_kinds if k.file in op.files}
         if op.kinds and possible_kinds - set(op.kinds):
             rules.append(LegalityRule(f"{rid}.kind",

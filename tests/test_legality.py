@@ -102,13 +102,20 @@ CASES: list[tuple[str, str, str, list[str], list[str], str]] = [
     # --- g# only in the compute shader ---------------------------------------------------------
     ("ss_tgsm_in_pixel_shader", "ps_5_0", "11.0",
      ["dcl_tgsm_structured g0, 16, 4", "store_structured g0.x, l(0), l(0), r0.x"],
-     ["dcl_tgsm.legal.compute_only", "store_structured.legal.tgsm_compute_only"],
+     ["store_structured.operand.dst0.stage", "dcl_tgsm.legal.compute_only"],
      "seed-003: In the compute shader it can also be thread group shared memory (g#); "
      "FS 22.3.46: dcl_tgsm_structured is compute-shader only"),
     ("ia_tgsm_in_pixel_shader", "ps_5_0", "11.0",
      ["dcl_tgsm_raw g0, 16", "imm_atomic_iadd r0.x, g0, l(0), l(1)"],
-     ["dcl_tgsm.legal.compute_only", "imm_atomic_iadd.legal.tgsm_compute_only"],
+     ["imm_atomic_iadd.operand.dst1.stage", "dcl_tgsm.legal.compute_only"],
      "seed-004: In the compute shader it can also be thread group shared memory (g#)"),
+    ("ss_thread_id_in_pixel_shader", "ps_5_0", "11.0",
+     ["dcl_uav_structured u0, 16", "store_structured u0.x, vThreadIDInGroupFlattened.x, l(0), r0.x"],
+     ["store_structured.operand.dstAddress.stage"],
+     "FS 18.6.10: vThreadIDInGroupFlattened is a compute-shader input"),
+    ("tgsm_structured_no_structures", "cs_5_0", "11.0",
+     ["dcl_tgsm_structured g0, 16, 0", "store_structured g0.x, l(0), l(0), r0.x"],
+     ["dcl_tgsm_structured.legal.count"], "FS 22.3.46: a structured g# holds structures"),
     # --- shader model and stage availability ---------------------------------------------------
     ("ia_cs_4_0", "cs_4_0", "11.0",
      ["dcl_uav_raw u0", "imm_atomic_iadd r0.x, u0, r1.x, l(1)"],
@@ -174,7 +181,7 @@ CASES: list[tuple[str, str, str, list[str], list[str], str]] = [
      [], "seed-004: declared as UINT/SINT"),
     ("ia_typed_cs_4_0", "cs_4_0", "11.0",
      ["dcl_uav_typed_buffer (uint,uint,uint,uint) u0", "imm_atomic_iadd r0.x, u0, l(0), l(1)"],
-     ["dcl_uav_typed.legal.cs_4_x", "imm_atomic_iadd.availability.target"],
+     ["imm_atomic_iadd.availability.target", "dcl_uav_typed.legal.cs_4_x"],
      "FS 18.7.2.5 (facts A5): no typed UAV access and no atomics on cs_4_x"),
     # --- doubles -----------------------------------------------------------------------------
     ("dmovc_without_doubles_flag", "cs_5_0", "11.0", [DMOVC],

@@ -47,6 +47,9 @@ def _table_rule_count(doc: dict[str, Any], model: dict[str, Any]) -> int:
     count = 0
     for op in doc["operands"]:
         count += 1  # file
+        file_stages = {f["name"]: set(f["stages"]) for f in model["register_files"]}
+        all_stages = {s["name"] for s in model["stages"]}
+        count += any(all_stages - file_stages[f] for f in op["files"])  # file exists in stage
         possible = {k["kind"] for k in model["resource_kinds"] if k["file"] in op["files"]}
         count += bool(op.get("kinds")) and bool(possible - set(op["kinds"]))
         count += bool(op.get("masks")) + bool(op.get("swizzles"))

@@ -23,9 +23,6 @@ from vectors.shapes import legal_typed
 
 Point = Mapping[str, Value]
 
-#: Stage of the invocations that can be inactive (helper or discarded pixels, FS 22.17.24).
-INACTIVE_STAGE = "pixel"
-
 #: The two doubles of a register: lane 0 in .xy, lane 1 in .zw (dmovc ``lanes``).
 DOUBLE_LANES = ("xy", "zw")
 
@@ -82,16 +79,18 @@ def _with_mask(spec: Spec, shape: Shape, i: int, components: int) -> Shape:
 def _invocation(spec: Spec, shape: Shape, invocation: str) -> Shape:
     if invocation == domain.invocation_states(spec)[0]:
         return replace(shape, invocation=invocation)
+    # The stage where such an invocation exists (model.yaml invocation_states: pixel).
+    inactive_stage = spec.model.invocation_stages[invocation][0]
     stages = {f.name: f.stages for f in spec.model.register_files}
     for slot in shape.slots:
-        if INACTIVE_STAGE not in stages[slot.file]:
-            raise Unrealizable(f"{slot.file}# does not exist in the {INACTIVE_STAGE} stage")
+        if inactive_stage not in stages[slot.file]:
+            raise Unrealizable(f"{slot.file}# does not exist in the {inactive_stage} stage")
     stage = spec.model.target(shape.target).stage
-    if stage != INACTIVE_STAGE:
+    if stage not in spec.model.invocation_stages[invocation]:
         model = spec.model.target(shape.target).model
-        targets = [t for t in spec.model.targets if t.stage == INACTIVE_STAGE and t.model == model]
+        targets = [t for t in spec.model.targets if t.stage == inactive_stage and t.model == model]
         if not targets:
-            raise Unrealizable(f"no {INACTIVE_STAGE} target of model {model}")
+            raise Unrealizable(f"no {inactive_stage} target of model {model}")
         shape = replace(shape, target=targets[0].name)
     return replace(shape, invocation=invocation)
 

@@ -357,6 +357,9 @@ def _dimension_moves(spec: Spec, shape: Shape, i: int, stage: str, model: int
             count = slot.dims.count if (stride * slot.dims.count) % 4 == 0 else 4
             yield Move(f"stride {stride}",
                        shape.with_slot(i, replace(slot, dims=Dims(stride, count))))
+        for count in domain.declaration_candidates(spec, "count", env):
+            yield Move(f"{count} structures",
+                       shape.with_slot(i, replace(slot, dims=Dims(slot.dims.stride, count))))
         if slot.file == "g":
             for total in totals:
                 count = math.ceil(total / slot.dims.stride)
