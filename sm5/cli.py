@@ -13,6 +13,7 @@ from conformance import cli as conformance_cli
 from oracle import dxbc_cli, exec_cli, prove_cli, spec_cli
 from oracle.errors import Sm5Error
 from reports import cli as reports_cli
+from sm5 import pipeline
 from vectors import cli as vectors_cli
 
 Registrar = Callable[[argparse._SubParsersAction], None]  # type: ignore[type-arg]
@@ -25,6 +26,7 @@ REGISTRARS: tuple[Registrar, ...] = (
     prove_cli.add_parser,
     reports_cli.add_parser,
     vectors_cli.add_parser,
+    pipeline.add_parser,
 )
 
 

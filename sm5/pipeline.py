@@ -1,0 +1,174 @@
+"""``sm5 pipeline``: the main job. Spec check, proofs, vector check, conformance of every
+available implementation, mutants, then the HTML report.
+
+Every step runs even when an earlier one fails (the report shows what happened); the exit code is 1
+when any step failed. Artefacts go to ``--out`` (default ``build/``): ``proofs.json``,
+``results/<impl>.json``, ``mutants.json`` and ``report/index.html``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformance import cli as conformance_cli
+from conformance.implementations import Unavailable, resolve
+from conformance.run import (
+    display_name,
+    iter_selected,
+    results_text,
+    run,
+    vector_files,
+    write_results,
+)
+from conformance.vkd3d.expectations_file import vkd3d_expectations
+from oracle.errors import Sm5Error
+from oracle.fileio import atomic_write_text
+from oracle.proofs import results_to_json, run_all
+from oracle.spec import load_default
+from reports import build_report
+from vectors.check import check as check_golden
+from vectors.generate import GOLDEN
+
+IMPLEMENTATIONS = ("oracle", "vkd3d")
+
+
+@dataclass(frozen=True)
+class StepResult:
+    name: str
+    ok: bool
+    summary: str
+    seconds: float
+
+
+class Progress:
+    """Step lines on stdout; a live counter on a terminal for long steps."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+
+    def start(self, name: str) -> None:
+        print(f"[pipeline] {name} ...", flush=True)
+
+    def tick(self, done: int, what: str) -> None:
+        if self.tty and done % 200 == 0:
+            print(f"\r  {done} {what}", end="", file=sys.stderr, flush=True)
+
+    def end(self, result: StepResult) -> None:
+        if self.tty:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+        mark = "ok" if result.ok else "FAILED"
+        print(f"[pipeline] {result.name}: {mark} ({result.seconds:.1f} s) {result.summary}",
+              flush=True)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("pipeline", help="the main job: every check, then the HTML report",
+                       description=__doc__)
+    p.add_argument("--out", type=Path, default=Path("build"), help="artefact folder (build/)")
+    p.add_argument("--impl", action="append", default=None, metavar="NAME",
+                   help="implementations to run (default: oracle and vkd3d when available)")
+    p.set_defaults(handler=run_pipeline)
+
+
+def _step(name: str, progress: Progress, body: Callable[[], tuple[bool, str]]) -> StepResult:
+    progress.start(name)
+    started = time.perf_counter()
+    try:
+        ok, summary = body()
+    except Sm5Error as exc:
+        ok, summary = False, f"error: {exc}"
+    result = StepResult(name, ok, summary, time.perf_counter() - started)
+    progress.end(result)
+    return result
+
+
+def run_pipeline(args: argparse.Namespace) -> int:
+    out: Path = args.out
+    progress = Progress()
+    steps: list[StepResult] = []
+    proofs_json = out / "proofs.json"
+    mutants_json = out / "mutants.json"
+    results: list[Path] = []
+
+    def spec_check() -> tuple[bool, str]:
+        spec = load_default()
+        return True, (f"{len(spec.instructions)} instructions, "
+                      f"{sum(len(i.clauses) for i in spec.instructions.values())} clauses, "
+                      f"{len(list(spec.legality_rules()))} rules")
+
+    def prove() -> tuple[bool, str]:
+        theorems = run_all()
+        doc = results_to_json(theorems)
+        atomic_write_text(proofs_json, results_text(doc))
+        bad = [t.name for t in theorems if t.status in ("failed", "timeout")]
+        return not bad, (f"{len(theorems)} theorems, " + (f"unexpected: {', '.join(bad)}"
+                                                          if bad else "all as expected"))
+
+    def check_vectors() -> tuple[bool, str]:
+        report = check_golden(GOLDEN)
+        for problem in report.problems[:20]:
+            print(f"  {problem}")
+        return report.ok, (f"{report.files} files, {report.vectors} vectors"
+                           + ("; regeneration byte-identical" if report.ok else
+                              f"; {len(report.problems)} problem(s)"))
+
+    steps.append(_step("spec check", progress, spec_check))
+    steps.append(_step("proofs", progress, prove))
+    steps.append(_step("golden vector check", progress, check_vectors))
+
+    for name in args.impl or IMPLEMENTATIONS:
+        def conform(name: str = name) -> tuple[bool, str]:
+            try:
+                impl = resolve(name)
+            except Unavailable as exc:
+                return True, f"skipped: not available here ({exc.message})"
+            expectations = vkd3d_expectations() if name == "vkd3d" else None
+            done = 0
+
+            def tick(vector_id: str, verdict: object) -> None:
+                nonlocal done
+                done += 1
+                progress.tick(done, f"vectors on {name}")
+
+            report = run(impl, None, expectations, None, tick) if expectations is not None \
+                else run(impl, None, progress=tick)
+            path = out / "results" / f"{name}.json"
+            write_results(path, report)
+            results.append(path)
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(report.counts().items()) if v)
+            return not report.failed, counts
+        steps.append(_step(f"conformance: {name}", progress, conform))
+
+    def mutants() -> tuple[bool, str]:
+        files = vector_files(None)
+        vectors = [v for _, _, v in iter_selected(files)]
+        matrix = conformance_cli.kill_matrix(vectors)
+        doc = conformance_cli.mutants_json(matrix, [display_name(f) for f in files])
+        atomic_write_text(mutants_json, results_text(doc))
+        killed = sum(1 for ids in matrix.values() if ids)
+        return killed == len(matrix), f"kill rate {killed}/{len(matrix)}"
+
+    steps.append(_step("mutants", progress, mutants))
+
+    report_path: list[Path] = []
+
+    def report() -> tuple[bool, str]:
+        path = build_report(out / "report",
+                            proofs_json=proofs_json if proofs_json.exists() else None,
+                            results_jsons=tuple(results),
+                            mutants_json=mutants_json if mutants_json.exists() else None)
+        report_path.append(path)
+        return True, str(path)
+
+    steps.append(_step("report", progress, report))
+    failed = [s.name for s in steps if not s.ok]
+    if failed:
+        print(f"[pipeline] failed steps: {', '.join(failed)}")
+    if report_path:
+        print(f"report: {report_path[0]}")
+    return 1 if failed else 0
