@@ -129,17 +129,18 @@ def texel_format(kind: str, fmt: str) -> TexelFormat:
 def needs_isolation(program: Program, state: MachineState, target: str, runtime: str) -> bool:
     """Does this instance leave shared memory undefined (lavapipe may then crash)?
 
-    Undecidable instances (the oracle refuses the state) are isolated too.
+    Instances the oracle cannot classify (it refuses the state or rejects the instance) are
+    isolated too: when in doubt, a crash must not take the run down.
     """
     if not any(name.startswith("g") for name in state.resources) and not any(
         op.file == "g" for ins in program.instructions for op in ins.operands
     ):
         return False
     try:
-        outcomes = execute(program, state, target=target, runtime=runtime).outcomes
+        execution = execute(program, state, target=target, runtime=runtime)
     except Sm5Error:
         return True
-    return ISOLATED_OUTCOME in outcomes
+    return execution.rejected or ISOLATED_OUTCOME in execution.outcomes
 
 
 def _canary_reason(register: str, diff: Sequence[tuple[int, int, int]]) -> str:

@@ -1,0 +1,476 @@
+"""vkd3d-shader on Mesa lavapipe as an implementation under test: the adapter and the golden run.
+
+The golden run needs the real components (libvkd3d-shader or Debian's vkd3d-compiler, lavapipe,
+the ``vulkan`` module; ``conformance/vkd3d/setup.sh``) and skips naming the missing one. It
+runs every golden vector once per test process and checks the expectations file against what
+vkd3d actually does: with it the run passes; without it the failing vectors are exactly the
+ones it lists.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.compare import FAILING, Verdict, judge, verdict_without_running
+from conformance.expectations import NONE, Expectations, load_expectations
+from conformance.implementations import Unavailable, resolve
+from conformance.interface import Result
+from conformance.run import iter_selected, vector_files
+from conformance.vkd3d.adapter import (
+    CAPABILITIES,
+    EXPECTATIONS_FILE,
+    TargetUnavailable,
+    Vkd3dLavapipe,
+    create,
+    texel_format,
+)
+from conformance.vkd3d.child import ChildFailed, IsolatedRunner, outputs_of, run_isolated
+from conformance.vkd3d.shader import (
+    Vkd3dCompilerCli,
+    Vkd3dUnavailable,
+    load_translator,
+    register_bindings,
+)
+from conformance.vkd3d.vulkan_runner import BufferBinding, RunOutput
+from oracle.asm import parse_program
+from oracle.dxbc import program_to_dxbc
+from oracle.fileio import atomic_write_text
+from oracle.harness import build_harness
+from oracle.operands import components, scalar
+from oracle.state import state_from_json
+from vectors.format import Vector
+
+WRAP_FLAG = "z3-witness"
+CANARY = 0xC0DE0000
+
+
+def _vector(program: list[str], state: Mapping[str, Any], vid: str = "hand/0") -> Vector:
+    return Vector(vid, tuple(program), "cs_5_0", "11.0", dict(state), {})
+
+
+def _structured(stride: int, count: int, data: list[int]) -> dict[str, Any]:
+    return {"kind": "structured", "stride": stride, "count": count, "data": data}
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def adapter() -> Iterator[Vkd3dLavapipe]:
+    try:
+        impl = create()
+    except TargetUnavailable as exc:
+        pytest.skip(f"vkd3d + lavapipe unavailable: {exc}")
+    yield impl
+    impl.close()
+
+
+@dataclass(frozen=True)
+class GoldenRun:
+    vectors: tuple[Vector, ...]
+    results: Mapping[str, Result | None]  # None: not sent (not applicable)
+    expectations: Expectations
+
+
+def _run_golden(adapter: Vkd3dLavapipe, vectors: Sequence[Vector]) -> dict[str, Result | None]:
+    results: dict[str, Result | None] = {}
+    for vector in vectors:
+        early = verdict_without_running(vector, NONE, adapter.capabilities)
+        results[vector.id] = None if early is not None else adapter.run(vector)
+    return results
+
+
+def _results_to_json(results: Mapping[str, Result | None]) -> dict[str, Any]:
+    return {k: None if r is None else {"status": r.status, "state": r.state, "reason": r.reason}
+            for k, r in results.items()}
+
+
+def _results_from_json(doc: Mapping[str, Any]) -> dict[str, Result | None]:
+    return {k: None if r is None else Result(r["status"], r["state"], r["reason"])
+            for k, r in doc.items()}
+
+
+@pytest.fixture(scope="module")
+def golden(adapter: Vkd3dLavapipe, tmp_path_factory: pytest.TempPathFactory) -> GoldenRun:
+    """Every golden vector through the adapter once per test session (raw results).
+
+    Under pytest-xdist the first worker to get here runs the set and the others read its
+    results (a file under the session's shared temporary folder, behind a lock).
+    """
+    vectors = tuple(v for _, _, v in iter_selected(vector_files(None)))
+    expectations = load_expectations(EXPECTATIONS_FILE)
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return GoldenRun(vectors, _run_golden(adapter, vectors), expectations)
+    shared = tmp_path_factory.getbasetemp().parent
+    with (shared / "vkd3d-golden.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        stored = shared / "vkd3d-golden.json"
+        if stored.is_file():
+            results = _results_from_json(json.loads(stored.read_text(encoding="utf-8")))
+        else:
+            results = _run_golden(adapter, vectors)
+            atomic_write_text(stored, json.dumps(_results_to_json(results)))
+    return GoldenRun(vectors, results, expectations)
+
+
+# --------------------------------------------------------------------------- golden run
+
+
+def _verdict(vector: Vector, result: Result | None, expectations: Expectations) -> Verdict:
+    early = verdict_without_running(vector, expectations, CAPABILITIES)
+    if early is not None:
+        return early
+    assert result is not None
+    return judge(vector, result, expectations, CAPABILITIES)
+
+
+def _listed(golden: GoldenRun, *statuses: str) -> set[str]:
+    return {v.id for v in golden.vectors
+            if (e := golden.expectations.lookup(v.id)) is not None and e.status in statuses}
+
+
+def test_golden_set_passes_with_the_expectations_file(golden: GoldenRun) -> None:
+    verdicts = {v.id: _verdict(v, golden.results[v.id], golden.expectations)
+                for v in golden.vectors}
+    failing = {k: f"{v.status}: {v.reason} {v.diffs[:3]}" for k, v in verdicts.items()
+               if v.status in FAILING}
+    assert not failing
+    executed = [v for v in golden.vectors if golden.results[v.id] is not None]
+    passed = [v for v in executed if verdicts[v.id].status == "pass"]
+    assert len(passed) > len(executed) // 2  # the run is real: most vectors really pass
+
+
+def test_without_expectations_the_failures_are_the_listed_ids(golden: GoldenRun) -> None:
+    """Strict entries (fail) fail (unless this translator does not support them); xfail
+    entries are the only others that may fail.
+
+    xfail marks out-of-bounds groupshared accesses: whether one crashes lavapipe depends on
+    the process's memory layout, so each may fail or pass; when one fails, it crashed.
+    """
+    raw = {v.id: _verdict(v, golden.results[v.id], NONE) for v in golden.vectors}
+    failing = {k for k, v in raw.items() if v.status in FAILING}
+    unsupported = {k for k, v in raw.items() if v.status == "unsupported"}  # e.g. vkd3d 1.2
+    strict, may_fail = _listed(golden, "fail"), _listed(golden, "xfail")
+    assert strict - unsupported <= failing
+    assert failing - strict <= may_fail
+    crashes = {k: raw[k].reason for k in failing & may_fail}
+    assert all(r.startswith("process crashed (signal") for r in crashes.values()), crashes
+
+
+def test_every_expectation_matches_a_golden_vector(golden: GoldenRun) -> None:
+    unused = golden.expectations.unused([v.id for v in golden.vectors])
+    assert [e.id for e in unused] == []
+
+
+def test_must_reject_vectors_are_not_sent(golden: GoldenRun) -> None:
+    rejected = [v for v in golden.vectors if v.rejected]
+    assert rejected, "the golden set holds must-reject vectors"
+    assert all(golden.results[v.id] is None for v in rejected)
+    assert all(_verdict(v, None, NONE).status == "not-applicable" for v in rejected)
+
+
+def _flattened(vector: Vector) -> tuple[str, list[int], int, tuple[int, ...]]:
+    """vkd3d's reading of a structured access, by hand: (register, flat dword indices,
+    atomic addend or -1 for a store, stored words).
+
+    vkd3d flattens (index, byte offset) to the dword index index * stride / 4 + offset / 4
+    in 32-bit arithmetic and checks only that against the view.
+    """
+    program = parse_program(list(vector.program))
+    state = state_from_json(vector.state)
+    [ins] = [i for i in program.instructions if i.name in ("store_structured", "imm_atomic_iadd")]
+    if ins.name == "store_structured":
+        memory = ins.operands[0]
+        index, offset = scalar(ins.operands[1], state), scalar(ins.operands[2], state)
+        words = components(ins.operands[3], state)[:len(memory.components)]
+        addend = -1
+    else:
+        memory = ins.operands[1]
+        index, offset = components(ins.operands[2], state)[:2]
+        words, addend = (), scalar(ins.operands[3], state)
+    stride = state.resources[memory.register].stride
+    flat = (index * (stride // 4) + offset // 4) % 2**32
+    count = max(len(words), 1)
+    return memory.register, [(flat + i) % 2**32 for i in range(count)], addend, tuple(words)
+
+
+def test_wrap_witnesses_show_vkd3d_32_bit_flattening(golden: GoldenRun) -> None:
+    """The z3 witnesses of the 32-bit wrap of index * stride on u#: vkd3d accesses the dword
+    its wrapped flat index names (a listed divergence where D3D writes nothing). Witnesses
+    on g# are out-of-bounds groupshared accesses (listed as may-crash)."""
+    witnesses = [v for v in golden.vectors if WRAP_FLAG in v.flags and not v.rejected]
+    assert witnesses, f"the golden set holds {WRAP_FLAG} vectors"
+    strict, may_fail = _listed(golden, "fail"), _listed(golden, "xfail")
+    seen_wrap = 0
+    for vector in witnesses:
+        result = golden.results[vector.id]
+        assert result is not None
+        register, flat, addend, words = _flattened(vector)
+        if vector.state[register]["kind"] != "structured":
+            continue
+        if register.startswith("g"):
+            assert vector.id in may_fail or result.status == "state", vector.id
+            continue
+        assert result.status == "state" and result.state is not None, (vector.id, result)
+        before = list(vector.state[register]["data"])
+        model = list(before)
+        for i, at in enumerate(flat):
+            if at < len(model):
+                model[at] = words[i] if addend < 0 else (model[at] + addend) % 2**32
+        assert result.state[register]["data"] == model, vector.id
+        if addend >= 0 and flat[0] < len(before):
+            [ins] = [line for line in vector.program if line.startswith("imm_atomic_iadd")]
+            dst = ins.split()[1].rstrip(",")
+            lane = "xyzw".index(dst.split(".")[1])
+            assert result.state[dst.split(".")[0]][lane] == before[flat[0]], vector.id
+        failed = _verdict(vector, result, NONE).status in FAILING
+        assert failed == (vector.id in strict), vector.id
+        seen_wrap += any(at < len(before) for at in flat)
+    assert seen_wrap, "some witness wraps into the view"
+
+
+# --------------------------------------------------------------------------- adapter by hand
+
+
+def test_resolver_builds_the_adapter() -> None:
+    try:
+        impl = resolve("vkd3d")
+    except Unavailable as exc:
+        pytest.skip(f"vkd3d + lavapipe unavailable: {exc}")
+    try:
+        assert impl.name == "vkd3d"
+        assert impl.capabilities == frozenset({"executes"})
+    finally:
+        assert isinstance(impl, Vkd3dLavapipe)
+        impl.close()
+
+
+def test_in_bounds_store_structured_by_hand(adapter: Vkd3dLavapipe) -> None:
+    vector = _vector(["dcl_uav_structured u0, 16", "store_structured u0.xy, r0.x, l(4), r1.zwxy"],
+                     {"r0": [2, 0, 0, 0], "r1": [10, 11, 12, 13],
+                      "u0": _structured(16, 3, list(range(100, 112)))})
+    result = adapter.run(vector)
+    assert result.status == "state", result.reason
+    assert result.state == {
+        "r0": [2, 0, 0, 0], "r1": [10, 11, 12, 13],
+        "u0": _structured(16, 3, [100, 101, 102, 103, 104, 105, 106, 107,
+                                  108, 12, 13, 111]),
+    }
+
+
+def test_index_wrap_writes_element_zero(adapter: Vkd3dLavapipe) -> None:
+    """idx 0x40000000 * stride 16 wraps to 0: vkd3d writes element 0 (D3D writes nothing)."""
+    vector = _vector(["dcl_uav_structured u0, 16", "store_structured u0.x, r0.x, l(4), r1.x"],
+                     {"r0": [0x40000000, 0, 0, 0], "r1": [7, 0, 0, 0],
+                      "u0": _structured(16, 2, [0] * 8)})
+    result = adapter.run(vector)
+    assert result.state is not None
+    assert result.state["u0"]["data"] == [0, 7, 0, 0, 0, 0, 0, 0]
+
+
+def test_typed_sint_atomic_by_hand(adapter: Vkd3dLavapipe) -> None:
+    vector = _vector(["dcl_uav_typed_buffer (sint,sint,sint,sint) u0",
+                      "imm_atomic_iadd r1.x, u0, r0.x, r0.y"],
+                     {"r0": [1, 0xFFFFFFFF, 0, 0], "r1": [0, 0, 0, 0],
+                      "u0": {"kind": "typed", "format": "R32_SINT", "data": [5, 6, 7]}})
+    result = adapter.run(vector)
+    assert result.status == "state", result.reason
+    assert result.state is not None
+    assert result.state["r1"] == [6, 0, 0, 0]
+    assert result.state["u0"]["data"] == [5, 5, 7]
+
+
+def test_dmovc_selects_per_double_by_hand(adapter: Vkd3dLavapipe) -> None:
+    nan = [0x00000001, 0x7FF00000]  # a signalling NaN keeps its payload
+    vector = _vector(["dmovc r3.xyzw, r2.xyxx, r0.xyzw, r1.xyzw"],
+                     {"r0": [*nan, 3, 4], "r1": [5, 6, 7, 8], "r2": [0x80000000, 0, 0, 0],
+                      "r3": [0, 0, 0, 0]})
+    result = adapter.run(vector)
+    if result.status == "unsupported" and "Unrecognized opcode" in result.reason:
+        pytest.skip(f"the translator lacks dmovc: {result.reason}")
+    assert result.state is not None
+    assert result.state["r3"] == [*nan, 7, 8]
+
+
+def test_helper_invocation_is_unsupported(adapter: Vkd3dLavapipe) -> None:
+    vector = _vector(["dcl_uav_raw u0", "imm_atomic_iadd r1.x, u0, l(0), l(1)"],
+                     {"r1": [0, 0, 0, 0], "u0": {"kind": "raw", "data": [0]},
+                      "invocation": "helper"})
+    result = adapter.run(vector)
+    assert result.status == "unsupported"
+    assert "helper" in result.reason
+
+
+def test_out_of_bounds_tgsm_runs_isolated(adapter: Vkd3dLavapipe) -> None:
+    """A far out-of-bounds g# atomic may crash lavapipe: it runs in a child, the run goes on."""
+    oob = _vector(["dcl_tgsm_raw g0, 16", "imm_atomic_iadd r1.x, g0, r0.x, r0.y"],
+                  {"r0": [0xFFFFFFFC, 1, 0, 0], "r1": [0, 0, 0, 0],
+                   "g0": {"kind": "raw", "data": [1, 2, 3, 4]}})
+    before = adapter.isolated_runs
+    result = adapter.run(oob)
+    assert adapter.isolated_runs == before + 1
+    assert result.status in ("state", "error")
+    if result.status == "error":
+        assert result.reason.startswith("process crashed (signal")
+    in_bounds = _vector(list(oob.program), {**oob.state, "r0": [4, 1, 0, 0]})
+    after = adapter.run(in_bounds)
+    assert adapter.isolated_runs == before + 1  # in bounds: in process
+    assert after.state is not None
+    assert after.state["r1"] == [2, 0, 0, 0]
+    assert after.state["g0"]["data"] == [1, 3, 3, 4]
+
+
+class _DamagingRunner:
+    """Stands in for VulkanRunner: reports a changed canary after the UAV window."""
+
+    device_name = "fake"
+    robust_buffer_access = True
+
+    def run(self, spirv: bytes, bindings: list[BufferBinding]) -> list[RunOutput]:
+        outs = []
+        for b in bindings:
+            diff = ((len(b.words), CANARY + 99, 7),) if b.binding == bindings[0].binding else ()
+            outs.append(RunOutput(b.binding, b.words, not diff, diff))
+        return outs
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_write_outside_the_window_is_an_error() -> None:
+    translator = load_translator()
+    if translator is None:
+        pytest.skip("no vkd3d translator")
+    impl = Vkd3dLavapipe(translator, runner=_DamagingRunner())  # type: ignore[arg-type]
+    vector = _vector(["dcl_uav_structured u0, 16", "store_structured u0.x, l(0), l(0), l(1)"],
+                     {"u0": _structured(16, 1, [0, 0, 0, 0])})
+    vector = Vector(vector.id, vector.program, vector.target, vector.runtime, vector.state,
+                    {"outcomes": ["resource_undefined"], "state": {"u0": None}})
+    result = impl.run(vector)
+    assert result.status == "error"
+    assert result.reason.startswith("wrote outside u0's window")
+    assert "word +4 0xc0de0063 -> 0x00000007" in result.reason
+    assert judge(vector, result, capabilities=CAPABILITIES).status == "fail"
+
+
+def test_cli_1_2_reports_dmovc_unsupported(adapter: Vkd3dLavapipe) -> None:
+    try:
+        cli = Vkd3dCompilerCli()
+    except Vkd3dUnavailable as exc:
+        pytest.skip(f"vkd3d-compiler unavailable: {exc}")
+    if " 1.2 " not in f" {cli.version()} ":
+        pytest.skip(f"dmovc is unknown only to vkd3d-compiler 1.2, have {cli.version()!r}")
+    impl = Vkd3dLavapipe(cli)
+    try:
+        vector = _vector(["dmovc r3.xyzw, r2.xyxx, r0.xyzw, r1.xyzw"],
+                         {"r0": [1, 2, 3, 4], "r1": [5, 6, 7, 8], "r2": [0, 1, 0, 0],
+                          "r3": [0, 0, 0, 0]})
+        result = impl.run(vector)
+        assert result.status == "unsupported"
+        assert "Unrecognized opcode 0xc8" in result.reason
+    finally:
+        impl.close()
+
+
+def test_texel_formats_by_hand() -> None:
+    assert texel_format("raw", "R32_TYPELESS") == "r32_uint"
+    assert texel_format("structured", "UNKNOWN") == "r32_uint"
+    assert texel_format("typed", "R32_UINT") == "r32_uint"
+    assert texel_format("typed", "R32_SINT") == "r32_sint"
+    assert texel_format("typed", "R32_FLOAT") == "r32_float"
+
+
+# --------------------------------------------------------------------------- child process
+
+
+FORK_SCRIPT = """
+import json, os, signal, sys, time
+from conformance.vkd3d.child import fork_and_serve
+works = {
+    "crash": lambda: os.kill(os.getpid(), signal.SIGSEGV),
+    "sleep": lambda: time.sleep(30),
+    "silent": lambda: os._exit(3),
+    "reply": lambda: ({"outputs": [], "pid": os.getpid()}, None),
+    "crash-after-reply": lambda: ({"outputs": []}, lambda: os.kill(os.getpid(), signal.SIGSEGV)),
+}
+print(json.dumps(fork_and_serve(works[sys.argv[1]], float(sys.argv[2]))))
+"""
+
+
+def _fork_and_serve(work: str, timeout: float) -> dict[str, Any]:
+    """fork_and_serve in a fresh single-threaded interpreter, as the zygote calls it."""
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-c", FORK_SCRIPT, work, str(timeout)],
+                          capture_output=True, text=True, timeout=60, cwd=root, check=True)
+    reply: dict[str, Any] = json.loads(proc.stdout)
+    return reply
+
+
+def test_fork_and_serve_reports_a_crash_by_signal() -> None:
+    assert _fork_and_serve("crash", 30) == {"crashed": int(signal.SIGSEGV)}
+
+
+def test_fork_and_serve_kills_a_child_past_its_timeout() -> None:
+    assert _fork_and_serve("sleep", 0.5) == {"timeout": 0.5}
+
+
+def test_fork_and_serve_reports_a_child_without_reply() -> None:
+    assert _fork_and_serve("silent", 30) == {
+        "error": "the child exited with status 3 without a reply"}
+
+
+def test_fork_and_serve_passes_the_reply_from_another_process() -> None:
+    reply = _fork_and_serve("reply", 30)
+    assert reply["outputs"] == [] and isinstance(reply["pid"], int)
+
+
+def test_fork_and_serve_keeps_a_complete_reply_despite_a_crash_in_teardown() -> None:
+    assert _fork_and_serve("crash-after-reply", 30) == {"outputs": []}
+
+
+BINDING = BufferBinding(0, (1, 2, 3))
+
+
+def test_zygote_replies_become_reasons_by_hand() -> None:
+    with pytest.raises(ChildFailed, match=r"^process crashed \(signal 11\)$"):
+        outputs_of({"crashed": 11}, [BINDING])
+    with pytest.raises(ChildFailed, match=r"^process timed out after 0.5 s$"):
+        outputs_of({"timeout": 0.5}, [BINDING])
+    with pytest.raises(ChildFailed, match=r"^child: boom$"):
+        outputs_of({"error": "boom"}, [BINDING])
+    with pytest.raises(ChildFailed, match="malformed reply"):
+        outputs_of({"outputs": [{"binding": 0, "words": [1, 2], "guard_diff": []}]}, [BINDING])
+    assert outputs_of({"outputs": [{"binding": 0, "words": [2, 4, 6],
+                                    "guard_diff": [[-1, 0xC0DDFFFF, 5]]}]}, [BINDING]) == [
+        RunOutput(0, (2, 4, 6), False, ((-1, 0xC0DDFFFF, 5),))]
+
+
+def test_real_child_runs_a_shader(adapter: Vkd3dLavapipe) -> None:
+    program = parse_program(["dcl_uav_raw u0", "imm_atomic_iadd r1.x, u0, l(4), l(5)"])
+    harness = build_harness(program, state_from_json({"r1": [9, 9, 9, 9],
+                                                      "u0": {"kind": "raw", "data": [1, 2]}}))
+    spirv = adapter.translator.dxbc_to_spirv(program_to_dxbc(harness.program))
+    numbers = register_bindings(spirv)
+    bindings = [BufferBinding(numbers["u0"], (1, 2)),
+                BufferBinding(numbers["u1"], harness.state_words)]
+    outs = run_isolated(spirv, bindings)
+    assert [o.words for o in outs] == [(1, 7), (2, 9, 9, 9)]
+    assert all(o.guard_intact for o in outs)
+    with IsolatedRunner() as runner:
+        assert runner.run(spirv, bindings) == outs
+        zygote = runner._proc
+        assert zygote is not None
+        zygote.kill()  # a dead zygote is replaced on the next dispatch
+        zygote.wait()
+        assert runner.run(spirv, bindings) == outs
