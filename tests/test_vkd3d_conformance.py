@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,27 +102,57 @@ def _results_from_json(doc: Mapping[str, Any]) -> dict[str, Result | None]:
             for k, r in doc.items()}
 
 
+#: Parts of the golden set that pytest-xdist workers share out (see `golden`).
+CHUNKS = 12
+CHUNK_WAIT_S = 900.0
+
+
+def _claim_chunk(shared: Path) -> int | None:
+    """The next unclaimed part of the golden set, or None when all are taken."""
+    with (shared / "vkd3d-golden.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        counter = shared / "vkd3d-golden.next"
+        taken = int(counter.read_text(encoding="utf-8")) if counter.is_file() else 0
+        if taken >= CHUNKS:
+            return None
+        atomic_write_text(counter, str(taken + 1))
+        return taken
+
+
+def _shared_results(adapter: Vkd3dLavapipe, vectors: Sequence[Vector], shared: Path
+                    ) -> dict[str, Result | None]:
+    """Run the golden set together with the other workers: each claims parts until none are
+    left, then reads everybody's results."""
+    size = -(-len(vectors) // CHUNKS)
+    while (chunk := _claim_chunk(shared)) is not None:
+        part = vectors[chunk * size:(chunk + 1) * size]
+        atomic_write_text(shared / f"vkd3d-golden.{chunk}.json",
+                          json.dumps(_results_to_json(_run_golden(adapter, part))))
+    results: dict[str, Result | None] = {}
+    deadline = time.monotonic() + CHUNK_WAIT_S
+    for chunk in range(CHUNKS):
+        path = shared / f"vkd3d-golden.{chunk}.json"
+        while not path.is_file():
+            if time.monotonic() > deadline:
+                pytest.fail(f"part {chunk} of the golden run never arrived (its worker died?)")
+            time.sleep(0.2)
+        results.update(_results_from_json(json.loads(path.read_text(encoding="utf-8"))))
+    return results
+
+
 @pytest.fixture(scope="module")
 def golden(adapter: Vkd3dLavapipe, tmp_path_factory: pytest.TempPathFactory) -> GoldenRun:
     """Every golden vector through the adapter once per test session (raw results).
 
-    Under pytest-xdist the first worker to get here runs the set and the others read its
-    results (a file under the session's shared temporary folder, behind a lock).
+    Under pytest-xdist the workers that get here share the run out in parts, through files
+    under the session's shared temporary folder.
     """
     vectors = tuple(v for _, _, v in iter_selected(vector_files(None)))
     expectations = load_expectations(EXPECTATIONS_FILE)
     if os.environ.get("PYTEST_XDIST_WORKER") is None:
         return GoldenRun(vectors, _run_golden(adapter, vectors), expectations)
     shared = tmp_path_factory.getbasetemp().parent
-    with (shared / "vkd3d-golden.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        stored = shared / "vkd3d-golden.json"
-        if stored.is_file():
-            results = _results_from_json(json.loads(stored.read_text(encoding="utf-8")))
-        else:
-            results = _run_golden(adapter, vectors)
-            atomic_write_text(stored, json.dumps(_results_to_json(results)))
-    return GoldenRun(vectors, results, expectations)
+    return GoldenRun(vectors, _shared_results(adapter, vectors, shared), expectations)
 
 
 # --------------------------------------------------------------------------- golden run
