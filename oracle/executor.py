@@ -42,7 +42,7 @@ def check_state(program: Program, state: MachineState, spec: Spec, stage: str) -
                          f"{', '.join(spec.model.invocation_stages[state.invocation])} stage(s), "
                          f"not in {stage}", where="state.invocation")
     for decl in program.declarations:
-        if decl.register is None or decl.register.file not in ("u", "g"):
+        if decl.register is None or decl.register.file not in spec.model.resource_files:
             continue
         name = decl.register.register
         kind, _ = declared_kind(program, name, spec)

@@ -17,8 +17,6 @@ from oracle.rules import Value
 from oracle.spec import InstructionSpec, LegalityRule, OperandSpec, Spec, load_default
 from oracle.state import MachineState
 
-RESOURCE_FILES = ("u", "g")
-
 
 @dataclass(frozen=True)
 class Context:
@@ -86,7 +84,7 @@ def _program_violations(program: Program, spec: Spec) -> Iterator[LegalityRule]:
     undeclared = beyond = False
     for instruction in program.instructions:
         for op in instruction.operands:
-            if op.file in RESOURCE_FILES and op.register not in declared:
+            if op.file in spec.model.resource_files and op.register not in declared:
                 undeclared = True
             if op.file == "r" and temps is not None and (op.index or 0) >= temps:
                 beyond = True
@@ -167,8 +165,8 @@ def instance_features(instruction: Instruction, program: Program, ctx: Context,
         "sat": instruction.sat, "doubles": has_feature(program, "doubles", spec),
     }
     for op_spec, op in zip(ins.operands, instruction.operands, strict=True):
-        kind, rtype = declared_kind(program, op.register, spec) if op.file in RESOURCE_FILES \
-            else ("", "")
+        resource = op.file in spec.model.resource_files
+        kind, rtype = declared_kind(program, op.register, spec) if resource else ("", "")
         fmt = ""
         if state is not None and op.register in state.resources:
             fmt = state.resources[op.register].format

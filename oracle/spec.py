@@ -118,6 +118,11 @@ class Model:
         raise SpecError(f"unknown runtime {name!r}; expected one of "
                         f"{', '.join(r.name for r in self.runtimes)}")
 
+    @cached_property
+    def resource_files(self) -> frozenset[str]:
+        """Register files that name memory resources (u#, g#), from ``resource_kinds``."""
+        return frozenset(k.file for k in self.resource_kinds)
+
     @property
     def file_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.register_files)
