@@ -26,8 +26,9 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from conformance.oracle_impl import OracleImplementation, clear_caches, parsed
+from conformance.oracle_impl import OracleImplementation, clear_caches
 from conformance.run import run, vector_files
+from oracle.asm import parse_vector_program
 from oracle.spec import load_default
 from oracle.state import expected_from_json, state_from_json
 from vectors.format import read_file
@@ -48,7 +49,7 @@ def decode_typed(files: Sequence[Path]) -> int:
     for file in files:
         _, vectors = read_file(file)
         for vector in vectors:
-            parsed(vector.program)
+            parse_vector_program(vector.program)
             state_from_json(vector.state)
             if "state" in vector.expect:
                 expected_from_json(vector.expect["state"])

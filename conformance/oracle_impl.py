@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from conformance.interface import Result
-from oracle.asm import parse_program
+from oracle.asm import parse_vector_program
 from oracle.errors import Sm5Error
 from oracle.executor import check_state, execute
 from oracle.legality import first_violation
@@ -37,12 +37,6 @@ from vectors.format import Vector
 CANONICAL_QNAN = 0x7FF8000000000000
 
 
-@lru_cache(maxsize=4096)
-def parsed(program: tuple[str, ...]) -> Program:
-    """Programs repeat across vectors: parse each text once."""
-    return parse_program(list(program), source="program")
-
-
 Formats = tuple[tuple[str, str], ...]
 
 
@@ -57,7 +51,7 @@ def rejection(program: tuple[str, ...], target: str, runtime: str, formats: Form
     vector that this path and ``oracle.executor.execute`` agree.)
     """
     bound = MachineState({}, {name: Resource("typed", (), format=fmt) for name, fmt in formats})
-    rule = first_violation(parsed(program), target, runtime, bound)
+    rule = first_violation(parse_vector_program(program), target, runtime, bound)
     return None if rule is None else (rule.id, rule.text)
 
 
@@ -73,7 +67,7 @@ class _Plan:
 
 @lru_cache(maxsize=4096)
 def _plan(program: tuple[str, ...]) -> _Plan | None:
-    parsed_program = parsed(program)
+    parsed_program = parse_vector_program(program)
     spec = load_default()
     under_test = [i for i in parsed_program.instructions if i.name in spec.instructions]
     if len(under_test) != 1:
@@ -94,7 +88,7 @@ def _check_shape(program: tuple[str, ...], shape: Shape, target: str) -> None:
                          {name: Resource(kind, (0,) * words, stride, count, fmt)
                           for name, kind, stride, count, words, fmt in resources}, invocation)
     spec = load_default()
-    check_state(parsed(program), state, spec, spec.model.target(target).stage)
+    check_state(parse_vector_program(program), state, spec, spec.model.target(target).stage)
 
 
 def _shape(state: MachineState) -> Shape:
@@ -112,14 +106,14 @@ def oracle_execution(vector: Vector, state: MachineState) -> Execution:
         return Execution(("rejected",), (), None, rule=broken[0], reason=broken[1])
     plan = _plan(vector.program)
     if plan is None:  # not exactly one specified instruction: the executor says so
-        return execute(parsed(vector.program), state, vector.target, vector.runtime)
+        return execute(parse_vector_program(vector.program), state, vector.target, vector.runtime)
     _check_shape(vector.program, _shape(state), vector.target)
     return plan.semantics(plan.instruction, plan.program, state, plan.spec)
 
 
 def clear_caches() -> None:
     """Forget every cached program, legality verdict and state shape (for benchmarks)."""
-    for cached in (parsed, rejection, _plan, _check_shape):
+    for cached in (parse_vector_program, rejection, _plan, _check_shape):
         cached.cache_clear()
 
 

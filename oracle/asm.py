@@ -8,7 +8,7 @@ spelling, and ``parse(format(x)) == x``. The grammar comes from the spec (``orac
 
 from __future__ import annotations
 
-from oracle.asm_parser import grammar_of, parse_line, parse_program
+from oracle.asm_parser import grammar_of, parse_line, parse_program, parse_vector_program
 from oracle.asm_printer import format_line, format_operand, format_program, format_value
 
 __all__ = [
@@ -19,4 +19,5 @@ __all__ = [
     "grammar_of",
     "parse_line",
     "parse_program",
+    "parse_vector_program",
 ]

@@ -31,6 +31,7 @@ import re
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import cast, get_args
 
 from oracle.asm_lexer import NUMBER, PUNCT, WORD, Token, shown, tokenize
@@ -675,3 +676,10 @@ def parse_program(text: str | Sequence[str], *, source: str = "<asm>",
                 continue
         parsed.append(_remember(grammar, raw, number, _line(cur)))
     return Program(tuple(parsed), target)
+
+
+@lru_cache(maxsize=4096)
+def parse_vector_program(lines: tuple[str, ...]) -> Program:
+    """The program of a vector (a tuple of lines), parsed once per distinct text: programs repeat
+    across the vectors of a file. Errors name the source ``program``."""
+    return parse_program(list(lines), source="program")

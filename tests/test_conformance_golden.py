@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from conformance.mutants.base import NaiveTranslator
-from conformance.oracle_impl import OracleImplementation, oracle_execution, parsed
+from conformance.oracle_impl import OracleImplementation, oracle_execution
 from conformance.run import iter_selected, run, vector_files
+from oracle.asm import parse_vector_program
 from oracle.executor import execute
 from oracle.state import state_from_json
 from sm5.cli import main
@@ -38,7 +39,7 @@ def test_cached_oracle_path_agrees_with_the_executor(golden: list[Vector]) -> No
     for vector in golden:
         state = state_from_json(vector.state)
         fast = oracle_execution(vector, state)
-        slow = execute(parsed(vector.program), state, vector.target, vector.runtime)
+        slow = execute(parse_vector_program(vector.program), state, vector.target, vector.runtime)
         assert fast == slow, vector.id
 
 

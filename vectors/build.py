@@ -8,13 +8,12 @@ non-exact acceptance set is tied to the clauses that allow it (``expect.allowed_
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from typing import Any
 
-from oracle.asm import parse_program
+from oracle.asm import parse_vector_program
 from oracle.executor import execute
 from oracle.legality import violations
-from oracle.program import COMPONENTS, Program
+from oracle.program import COMPONENTS
 from oracle.spec import Spec
 from oracle.state import (
     Execution,
@@ -34,14 +33,8 @@ CONSTRAINED = "dst_constrained"
 MEMORY_VOIDING = ("no_write", "resource_undefined", "tgsm_undefined")
 
 
-@lru_cache(maxsize=4096)
-def parse_cached(program: tuple[str, ...]) -> Program:
-    """Programs repeat across states; parse each text once."""
-    return parse_program(list(program), source="program")
-
-
 def run(case: Case, spec: Spec) -> Execution:
-    program = case.parsed if case.parsed is not None else parse_cached(case.program)
+    program = case.parsed if case.parsed is not None else parse_vector_program(case.program)
     state = case.machine if case.machine is not None else state_from_json(case.state)
     return execute(program, state, target=case.target, runtime=case.runtime, spec=spec)
 
@@ -92,7 +85,7 @@ def expect_json(execution: Execution, spec: Spec) -> dict[str, Any]:
 
 
 def broken_rules(case: Case, spec: Spec) -> tuple[str, ...]:
-    program = case.parsed if case.parsed is not None else parse_cached(case.program)
+    program = case.parsed if case.parsed is not None else parse_vector_program(case.program)
     state = case.machine if case.machine is not None else state_from_json(case.state)
     return tuple(r.id for r in violations(program, case.target, case.runtime, state, spec))
 

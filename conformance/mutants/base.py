@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.interface import Result
-from conformance.oracle_impl import parsed
+from oracle.asm import parse_vector_program
 from oracle.errors import Sm5Error
 from oracle.legality import violations
 from oracle.program import COMPONENTS, Instruction, Operand, Program
@@ -69,7 +69,7 @@ class NaiveTranslator:
 
     def run(self, vector: Vector) -> Result:
         try:
-            program = parsed(vector.program)
+            program = parse_vector_program(vector.program)
             if "validates" in self.capabilities:
                 broken = self.rejects(program, vector)
                 if broken is not None:

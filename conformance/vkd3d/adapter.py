@@ -27,7 +27,6 @@ vkd3d-shader, dispatch one thread group on lavapipe, decode the final state.
 
 from __future__ import annotations
 
-import functools
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -56,7 +55,7 @@ from conformance.vkd3d.vulkan_runner import (
     VulkanRunner,
     VulkanUnavailable,
 )
-from oracle.asm import parse_program
+from oracle.asm import parse_vector_program
 from oracle.dxbc import program_to_dxbc
 from oracle.errors import NotExpressible, Sm5Error
 from oracle.executor import execute
@@ -108,11 +107,6 @@ class _Skip(Exception):
     def __init__(self, result: Result) -> None:
         super().__init__(result.reason)
         self.result = result
-
-
-@functools.lru_cache(maxsize=4096)
-def _parse(lines: tuple[str, ...]) -> Program:
-    return parse_program(list(lines), source="vector.program")
 
 
 def texel_format(kind: str, fmt: str) -> TexelFormat:
@@ -195,7 +189,7 @@ class Vkd3dLavapipe:
 
     def _prepare(self, vector: Vector) -> Prepared:
         try:
-            program = _parse(tuple(vector.program))
+            program = parse_vector_program(tuple(vector.program))
             state = state_from_json(vector.state)
             harness = build_harness(program, state, runtime=vector.runtime)
         except NotExpressible as exc:
