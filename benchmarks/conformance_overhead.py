@@ -3,12 +3,12 @@
 Measured in one process, best of ``--repeat`` rounds each (the rounds alternate), every round with
 empty caches:
 
-* decode, JSON: read every vector file and decode each line into a ``vectors.format.Vector``
+* decode, JSON: read every vector file and decode each line into a ``sm5.vectors.format.Vector``
   (JSON parse plus field checks);
 * decode, typed: the same, then every field into the project's typed values, as the run needs
   them: the program (asm parse, once per distinct text, as the run caches it), the initial
   ``MachineState`` and the expected ``ExpectedState``; nothing is executed or judged;
-* conformance: ``conformance.run.run`` with the oracle as the implementation: reading, decoding,
+* conformance: ``sm5.conformance.run.run`` with the oracle as the implementation: reading, decoding,
   executing every vector and judging the answer.
 
 The spec is loaded once before timing (a run loads it once too). Prints the three times, the
@@ -26,12 +26,12 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from conformance.oracle_impl import OracleImplementation, clear_caches
-from conformance.run import run, vector_files
-from oracle.asm import parse_vector_program
-from oracle.spec import load_default
-from oracle.state import expected_from_json, state_from_json
-from vectors.format import read_file
+from sm5.conformance.oracle_impl import OracleImplementation, clear_caches
+from sm5.conformance.run import run, vector_files
+from sm5.oracle.asm import parse_vector_program
+from sm5.oracle.spec import load_default
+from sm5.oracle.state import expected_from_json, state_from_json
+from sm5.vectors.format import read_file
 
 
 def decode_json(files: Sequence[Path]) -> int:

@@ -1,7 +1,7 @@
 """Oracle executions per second, per instruction, measured in one run.
 
 For each instruction, the executable golden vectors (not the must-reject ones) are parsed once,
-then executed through ``oracle.executor.execute`` for at least ``--seconds`` seconds; a second
+then executed through ``sm5.oracle.executor.execute`` for at least ``--seconds`` seconds; a second
 figure includes parsing the program text and the state JSON every time (what a caller holding
 only vector text pays). This is the baseline later performance work is measured against.
 """
@@ -13,12 +13,12 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from oracle.asm import parse_program
-from oracle.executor import execute
-from oracle.spec import load_default
-from oracle.state import state_from_json
-from vectors.format import Vector, iter_vectors
-from vectors.generate import GOLDEN
+from sm5.oracle.asm import parse_program
+from sm5.oracle.executor import execute
+from sm5.oracle.spec import load_default
+from sm5.oracle.state import state_from_json
+from sm5.vectors.format import Vector, iter_vectors
+from sm5.vectors.generate import GOLDEN
 
 
 def rate(body: list[Vector], seconds: float, parse_each_time: bool) -> float:

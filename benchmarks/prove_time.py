@@ -10,7 +10,7 @@ import argparse
 import sys
 import time
 
-from oracle.proofs import DEFAULT_TIMEOUT_MS, run_all
+from sm5.oracle.proofs import DEFAULT_TIMEOUT_MS, run_all
 
 #: The run must finish well inside this (seconds).
 LIMIT_SECONDS = 60.0

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from vectors.generate import PLANS, default_jobs, generate
+from sm5.vectors.generate import PLANS, default_jobs, generate
 
 PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
 

@@ -24,10 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from conformance.compare import judge
-from conformance.run import iter_selected, vector_files
-from conformance.vkd3d.adapter import TargetUnavailable, Vkd3dLavapipe, create
-from vectors.format import Vector
+from sm5.conformance.compare import judge
+from sm5.conformance.run import iter_selected, vector_files
+from sm5.conformance.vkd3d.adapter import TargetUnavailable, Vkd3dLavapipe, create
+from sm5.vectors.format import Vector
 
 
 def _pass(label: str, adapter: Vkd3dLavapipe, vectors: list[Vector]) -> None:

@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from conformance.vkd3d.shader import Vkd3dShaderLib, Vkd3dUnavailable
-from conformance.vkd3d.vulkan_runner import (
+from sm5.conformance.vkd3d.shader import Vkd3dShaderLib, Vkd3dUnavailable
+from sm5.conformance.vkd3d.vulkan_runner import (
     BufferBinding,
     VulkanRunner,
     VulkanUnavailable,

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from conformance.compare import Verdict
-from conformance.expectations import load_expectations
-from conformance.implementations import resolve
-from conformance.mutants import MUTANTS
-from conformance.protocol import DEFAULT_TIMEOUT
-from conformance.run import (
+from sm5.conformance.compare import Verdict
+from sm5.conformance.expectations import load_expectations
+from sm5.conformance.implementations import resolve
+from sm5.conformance.mutants import MUTANTS
+from sm5.conformance.protocol import DEFAULT_TIMEOUT
+from sm5.conformance.run import (
     RunReport,
     display_name,
     iter_selected,
@@ -23,8 +23,8 @@ from conformance.run import (
     vector_files,
     write_results,
 )
-from oracle.fileio import atomic_write_text
-from vectors.format import Vector
+from sm5.oracle.fileio import atomic_write_text
+from sm5.vectors.format import Vector
 
 MUTANTS_FORMAT = "sm5-mutants/1"
 FAILURES_SHOWN = 20

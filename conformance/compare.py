@@ -11,11 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from conformance.expectations import NONE, Expectation, Expectations
-from conformance.interface import Result
-from oracle.errors import Sm5Error
-from oracle.program import COMPONENTS
-from oracle.state import (
+from sm5.conformance.expectations import NONE, Expectation, Expectations
+from sm5.conformance.interface import Result
+from sm5.oracle.errors import Sm5Error
+from sm5.oracle.program import COMPONENTS
+from sm5.oracle.state import (
     Accept,
     ExpectedResource,
     F64Nan,
@@ -24,7 +24,7 @@ from oracle.state import (
     expected_from_json,
     register_accepts,
 )
-from vectors.format import Vector
+from sm5.vectors.format import Vector
 
 VerdictStatus = Literal["pass", "fail", "xfail", "xpass", "unsupported", "not-applicable",
                         "skip"]

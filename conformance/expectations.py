@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from oracle.errors import Sm5Error, SpecError
-from oracle.yamlio import load_yaml
+from sm5.oracle.errors import Sm5Error, SpecError
+from sm5.oracle.yamlio import load_yaml
 
 EXPECTATION_STATUSES = ("fail", "xfail", "unsupported", "skip")
 _FIELDS = {"id", "status", "reason", "link"}

@@ -4,7 +4,7 @@ Accepted spellings:
 
 * ``oracle``: the executable specification (always passes);
 * ``mutant:<name>``: a bundled mutant (``sm5 mutants`` lists them);
-* ``vkd3d``: vkd3d-shader on Mesa lavapipe, through ``conformance.vkd3d.adapter`` (optional);
+* ``vkd3d``: vkd3d-shader on Mesa lavapipe, through ``sm5.conformance.vkd3d.adapter`` (optional);
 * ``cmd:<program args>``: a child process speaking the JSON Lines protocol (shell-style quoting);
 * ``<module>:<factory>``: import the module and call ``factory()``.
 """
@@ -17,10 +17,10 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from conformance.interface import CAPABILITIES, Implementation
-from conformance.oracle_impl import OracleImplementation
-from conformance.protocol import DEFAULT_TIMEOUT, SubprocessImplementation
-from oracle.errors import Sm5Error
+from sm5.conformance.interface import CAPABILITIES, Implementation
+from sm5.conformance.oracle_impl import OracleImplementation
+from sm5.conformance.protocol import DEFAULT_TIMEOUT, SubprocessImplementation
+from sm5.oracle.errors import Sm5Error
 
 
 class ImplementationError(Sm5Error):
@@ -33,13 +33,13 @@ class Unavailable(ImplementationError):
 
 def _vkd3d() -> Implementation:
     try:
-        module = importlib.import_module("conformance.vkd3d.adapter")
+        module = importlib.import_module("sm5.conformance.vkd3d.adapter")
     except ImportError as exc:
         raise Unavailable(f"the vkd3d adapter cannot be loaded ({exc}); see "
                           "conformance/vkd3d/setup.sh", where="vkd3d") from None
     create = getattr(module, "create", None)
     if not callable(create):
-        raise Unavailable("conformance.vkd3d.adapter has no create()", where="vkd3d")
+        raise Unavailable("sm5.conformance.vkd3d.adapter has no create()", where="vkd3d")
     try:
         impl = create()
     except Sm5Error as exc:
@@ -76,7 +76,7 @@ def _resolve_object(text: str) -> Implementation:
     if text in NAMED:
         return NAMED[text]()
     if text.startswith("mutant:"):
-        from conformance.mutants import MUTANTS  # the registry imports every mutant module
+        from sm5.conformance.mutants import MUTANTS  # the registry imports every mutant module
         name = text.removeprefix("mutant:")
         if name not in MUTANTS:
             raise ImplementationError(f"no mutant {name!r}; known: {', '.join(sorted(MUTANTS))}",

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from vectors.format import Vector
+from sm5.vectors.format import Vector
 
 #: Every capability an implementation may declare.
 CAPABILITIES: frozenset[str] = frozenset({"executes", "validates"})

@@ -12,15 +12,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from conformance.interface import Result
-from oracle.asm import parse_vector_program
-from oracle.errors import Sm5Error
-from oracle.executor import check_state, execute
-from oracle.legality import first_violation
-from oracle.program import Instruction, Program
-from oracle.semantics import SEMANTICS, SemanticsFn
-from oracle.spec import InstructionSpec, load_default
-from oracle.state import (
+from sm5.conformance.interface import Result
+from sm5.oracle.asm import parse_vector_program
+from sm5.oracle.errors import Sm5Error
+from sm5.oracle.executor import check_state, execute
+from sm5.oracle.legality import first_violation
+from sm5.oracle.program import Instruction, Program
+from sm5.oracle.semantics import SEMANTICS, SemanticsFn
+from sm5.oracle.spec import InstructionSpec, load_default
+from sm5.oracle.state import (
     Accept,
     Execution,
     ExpectedState,
@@ -32,7 +32,7 @@ from oracle.state import (
     split64,
     state_from_json,
 )
-from vectors.format import Vector
+from sm5.vectors.format import Vector
 
 CANONICAL_QNAN = 0x7FF8000000000000
 
@@ -48,7 +48,7 @@ def rejection(program: tuple[str, ...], target: str, runtime: str, formats: Form
     Legality depends on the program, the context and, of the state, only the formats bound to
     typed views; it is the costly half of an execution, and golden vectors share programs, so
     it is computed once per distinct key. (``test_conformance_oracle`` checks on every golden
-    vector that this path and ``oracle.executor.execute`` agree.)
+    vector that this path and ``sm5.oracle.executor.execute`` agree.)
     """
     bound = MachineState({}, {name: Resource("typed", (), format=fmt) for name, fmt in formats})
     rule = first_violation(parse_vector_program(program), target, runtime, bound)
@@ -81,7 +81,7 @@ Shape = tuple[tuple[tuple[str, str, int, int, int, str], ...], tuple[str, ...], 
 
 @lru_cache(maxsize=16384)
 def _check_shape(program: tuple[str, ...], shape: Shape, target: str) -> None:
-    """``oracle.executor.check_state`` reads only the shape of the state: checked once per
+    """``sm5.oracle.executor.check_state`` reads only the shape of the state: checked once per
     (program, shape); a failure raises and is not cached."""
     resources, registers, invocation = shape
     state = MachineState(dict.fromkeys(registers, (0, 0, 0, 0)),
@@ -98,7 +98,7 @@ def _shape(state: MachineState) -> Shape:
 
 
 def oracle_execution(vector: Vector, state: MachineState) -> Execution:
-    """``oracle.executor.execute`` on the vector, with what depends only on the program (and the
+    """``sm5.oracle.executor.execute`` on the vector, with what depends only on the program (and the
     shape of the state) looked up in caches."""
     formats = tuple(sorted((k, r.format) for k, r in state.resources.items() if r.format))
     broken = rejection(vector.program, vector.target, vector.runtime, formats)

@@ -24,12 +24,12 @@ from typing import Any
 
 import pytest
 
-from conformance.compare import Verdict
-from conformance.expectations import Expectations, load_expectations
-from conformance.implementations import resolve
-from conformance.interface import Closeable, Implementation
-from conformance.protocol import DEFAULT_TIMEOUT
-from conformance.run import (
+from sm5.conformance.compare import Verdict
+from sm5.conformance.expectations import Expectations, load_expectations
+from sm5.conformance.implementations import resolve
+from sm5.conformance.interface import Closeable, Implementation
+from sm5.conformance.protocol import DEFAULT_TIMEOUT
+from sm5.conformance.run import (
     RunReport,
     Shard,
     display_name,
@@ -40,8 +40,8 @@ from conformance.run import (
     verdict_json,
     write_results,
 )
-from oracle.errors import Sm5Error
-from vectors.format import Vector
+from sm5.oracle.errors import Sm5Error
+from sm5.vectors.format import Vector
 
 PROPERTY = "sm5_verdict"  # the user property carrying a verdict from worker to controller
 DIFF_LINES_SHOWN = 40

@@ -30,10 +30,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
-from conformance.interface import Result
-from oracle.errors import Sm5Error
-from oracle.state import state_from_json
-from vectors.format import Vector
+from sm5.conformance.interface import Result
+from sm5.oracle.errors import Sm5Error
+from sm5.oracle.state import state_from_json
+from sm5.vectors.format import Vector
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_STARTUP = 10.0   # extra seconds a fresh child has for its first reply (imports, set-up)

@@ -20,12 +20,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from conformance.compare import FAILING, VERDICTS, Verdict, judge, verdict_without_running
-from conformance.expectations import NONE, Expectations
-from conformance.interface import Closeable, Implementation, Result
-from oracle.errors import Sm5Error
-from oracle.fileio import atomic_write_text
-from vectors.format import Vector, VectorError, read_file
+from sm5.conformance.compare import FAILING, VERDICTS, Verdict, judge, verdict_without_running
+from sm5.conformance.expectations import NONE, Expectations
+from sm5.conformance.interface import Closeable, Implementation, Result
+from sm5.oracle.errors import Sm5Error
+from sm5.oracle.fileio import atomic_write_text
+from sm5.vectors.format import Vector, VectorError, read_file
 
 RESULTS_FORMAT = "sm5-results/1"
 DIFF_LIMIT = 50  # diff lines kept per vector in the results document
@@ -74,7 +74,7 @@ def parse_shard(text: str | None) -> Shard | None:
 
 def golden_dir() -> Path:
     """The golden vectors shipped in the ``vectors`` package."""
-    return Path(str(resources.files("vectors") / "golden"))
+    return Path(str(resources.files("sm5.vectors") / "golden"))
 
 
 def vector_files(paths: Sequence[Path] | None) -> tuple[Path, ...]:

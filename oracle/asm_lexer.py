@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from oracle.errors import AsmError
+from sm5.oracle.errors import AsmError
 
 WORD = "word"
 NUMBER = "number"

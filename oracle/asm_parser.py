@@ -1,11 +1,11 @@
-"""Parsing SM5 asm text into the program model (``oracle.program``).
+"""Parsing SM5 asm text into the program model (``sm5.oracle.program``).
 
 The grammar is data: instruction names, operand roles and component selections come from
 ``spec.instructions`` and ``spec.auxiliary``; declarations, their flags, numbers and return types
 from ``spec.declarations``; register files from ``spec.model.register_files``; target prefixes
 from ``spec.model.stages``. It is built once per Spec object.
 
-The parser accepts everything the *syntax* allows and leaves legality to ``oracle.legality``: a
+The parser accepts everything the *syntax* allows and leaves legality to ``sm5.oracle.legality``: a
 register of a file unusual for its position, a mask outside the spec's list (``.xz`` on
 ``store_structured``), ``_sat`` where the instruction has no saturate, modifiers on any source
 register. Must-reject vectors are written in this text, so they have to parse.
@@ -34,10 +34,18 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import cast, get_args
 
-from oracle.asm_lexer import NUMBER, PUNCT, WORD, Token, shown, tokenize
-from oracle.errors import AsmError, SpecError
-from oracle.program import COMPONENTS, Declaration, Instruction, Line, Operand, Program, Selection
-from oracle.spec import DeclarationSpec, Spec, load_default
+from sm5.oracle.asm_lexer import NUMBER, PUNCT, WORD, Token, shown, tokenize
+from sm5.oracle.errors import AsmError, SpecError
+from sm5.oracle.program import (
+    COMPONENTS,
+    Declaration,
+    Instruction,
+    Line,
+    Operand,
+    Program,
+    Selection,
+)
+from sm5.oracle.spec import DeclarationSpec, Spec, load_default
 
 IMMEDIATE_FILE = "l"
 ABS_SUFFIX = "_abs"

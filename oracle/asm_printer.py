@@ -2,14 +2,14 @@
 
 One spelling per AST: ``-|r1.zwxy|`` (never ``_abs``), ``, `` between operands, immediates as
 ``l(5)`` / ``l(1, 2, 3, 4)`` with values below 0x80000000 in decimal and the others as
-``0x%08x``. The output parses back to an equal AST (``oracle.asm_parser``).
+``0x%08x``. The output parses back to an equal AST (``sm5.oracle.asm_parser``).
 """
 
 from __future__ import annotations
 
-from oracle.asm_parser import IMMEDIATE_FILE, SAT_SUFFIX
-from oracle.program import Declaration, Instruction, Line, Operand, Program
-from oracle.spec import Spec, load_default
+from sm5.oracle.asm_parser import IMMEDIATE_FILE, SAT_SUFFIX
+from sm5.oracle.program import Declaration, Instruction, Line, Operand, Program
+from sm5.oracle.spec import Spec, load_default
 
 SIGN_BIT = 0x80000000
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from oracle.errors import ExecError
-from oracle.rules import Value
-from oracle.spec import Clause, InstructionSpec, Semantics
+from sm5.oracle.errors import ExecError
+from sm5.oracle.rules import Value
+from sm5.oracle.spec import Clause, InstructionSpec, Semantics
 
 #: The outcome vocabulary, in the order outcomes are listed.
 OUTCOMES = ("defined", "no_write", "resource_undefined", "tgsm_undefined", "dst_undefined",

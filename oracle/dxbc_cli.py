@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from oracle.asm import parse_program
-from oracle.dxbc import program_to_dxbc
-from oracle.errors import NotExpressible, Sm5Error, StateError
-from oracle.fileio import atomic_write_bytes, atomic_write_text
-from oracle.harness import build_harness, harness_to_json
-from oracle.state import state_from_json
+from sm5.oracle.asm import parse_program
+from sm5.oracle.dxbc import program_to_dxbc
+from sm5.oracle.errors import NotExpressible, Sm5Error, StateError
+from sm5.oracle.fileio import atomic_write_bytes, atomic_write_text
+from sm5.oracle.harness import build_harness, harness_to_json
+from sm5.oracle.state import state_from_json
 
 VECTOR_FORMAT = "sm5-vectors/1"
 INDEX_FORMAT = "sm5-dxbc/1"

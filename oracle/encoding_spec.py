@@ -1,6 +1,6 @@
 """The token-format and container facts of ``spec/encoding.yaml``, typed and validated.
 
-Kept apart from :mod:`oracle.spec` because only the DXBC encoder and decoder read them.
+Kept apart from :mod:`sm5.oracle.spec` because only the DXBC encoder and decoder read them.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from oracle.errors import SpecError
-from oracle.spec import default_root
-from oracle.yamlio import load_yaml, validate
+from sm5.oracle.errors import SpecError
+from sm5.oracle.spec import default_root
+from sm5.oracle.yamlio import load_yaml, validate
 
 FILE_NAME = "encoding.yaml"
 

@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from oracle.asm import parse_program
-from oracle.errors import StateError
-from oracle.executor import execute
-from oracle.state import expected_to_json, state_from_json
+from sm5.oracle.asm import parse_program
+from sm5.oracle.errors import StateError
+from sm5.oracle.executor import execute
+from sm5.oracle.state import expected_to_json, state_from_json
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

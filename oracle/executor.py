@@ -7,12 +7,12 @@ reads or writes, matching its declaration.
 
 from __future__ import annotations
 
-from oracle.errors import ExecError, StateError
-from oracle.legality import declared_kind, first_violation
-from oracle.program import Program
-from oracle.semantics import SEMANTICS
-from oracle.spec import Spec, load_default
-from oracle.state import Execution, MachineState
+from sm5.oracle.errors import ExecError, StateError
+from sm5.oracle.legality import declared_kind, first_violation
+from sm5.oracle.program import Program
+from sm5.oracle.semantics import SEMANTICS
+from sm5.oracle.spec import Spec, load_default
+from sm5.oracle.state import Execution, MachineState
 
 
 def execute(program: Program, state: MachineState, target: str = "cs_5_0",

@@ -36,9 +36,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from oracle.encoding_spec import Encoding, load_default_encoding
-from oracle.errors import NotExpressible, StateError
-from oracle.program import (
+from sm5.oracle.encoding_spec import Encoding, load_default_encoding
+from sm5.oracle.errors import NotExpressible, StateError
+from sm5.oracle.program import (
     COMPONENTS,
     Declaration,
     Instruction,
@@ -47,8 +47,8 @@ from oracle.program import (
     Program,
     Selection,
 )
-from oracle.spec import Spec, load_default
-from oracle.state import MachineState, Resource
+from sm5.oracle.spec import Spec, load_default
+from sm5.oracle.state import MachineState, Resource
 
 HARNESS_TARGET = "cs_5_0"
 HARNESS_STAGE = "compute"

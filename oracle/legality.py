@@ -1,9 +1,9 @@
 """The legality checker: is an instruction instance legal in a (target, runtime) context?
 
 Every decision comes from spec/: the operand and availability tables (through the rules
-generated in ``oracle.spec``), the instruction rules and the declaration rules written in the rule
-language. The checker computes the *features* of an instance (operand files, masks, declared kinds,
-target, stage, ...) and reports every rule the instance breaks, in spec order.
+generated in ``sm5.oracle.spec``), the instruction rules and the declaration rules written in
+the rule language. The checker computes the *features* of an instance (operand files, masks,
+declared kinds, target, stage, ...) and reports every rule the instance breaks, in spec order.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from oracle.errors import ExecError
-from oracle.program import Declaration, Instruction, Operand, Program
-from oracle.rules import Value
-from oracle.spec import InstructionSpec, LegalityRule, OperandSpec, Spec, load_default
-from oracle.state import MachineState
+from sm5.oracle.errors import ExecError
+from sm5.oracle.program import Declaration, Instruction, Operand, Program
+from sm5.oracle.rules import Value
+from sm5.oracle.spec import InstructionSpec, LegalityRule, OperandSpec, Spec, load_default
+from sm5.oracle.state import MachineState
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ def has_feature(program: Program, feature: str, spec: Spec) -> bool:
 
 def instance_features(instruction: Instruction, program: Program, ctx: Context,
                       state: MachineState | None, spec: Spec) -> dict[str, Value]:
-    """The variables legality rules read (see ``oracle.spec.instance_features``)."""
+    """The variables legality rules read (see ``sm5.oracle.spec.instance_features``)."""
     ins = spec.instructions[instruction.name]
     env: dict[str, Value] = {
         "target": ctx.target, "stage": ctx.stage, "model": ctx.model, "runtime": ctx.runtime,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from oracle.errors import ExecError
-from oracle.program import COMPONENTS, Operand
-from oracle.state import MachineState
+from sm5.oracle.errors import ExecError
+from sm5.oracle.program import COMPONENTS, Operand
+from sm5.oracle.state import MachineState
 
 
 def components(op: Operand, state: MachineState) -> tuple[int, int, int, int]:

@@ -31,11 +31,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from oracle.errors import Sm5Error
-from oracle.spec import Spec, load_default
-from oracle.theorems.agreement import agreement
-from oracle.theorems.availability import availability
-from oracle.theorems.base import (
+from sm5.oracle.errors import Sm5Error
+from sm5.oracle.spec import Spec, load_default
+from sm5.oracle.theorems.agreement import agreement
+from sm5.oracle.theorems.availability import availability
+from sm5.oracle.theorems.base import (
     STATUSES,
     Budget,
     Context,
@@ -45,7 +45,7 @@ from oracle.theorems.base import (
     build_context,
     run_theorem,
 )
-from oracle.theorems.memory import (
+from sm5.oracle.theorems.memory import (
     WrapQuery,
     bounds_groups,
     in_bounds,
@@ -53,9 +53,9 @@ from oracle.theorems.memory import (
     structured_wrap_groups,
     wrap_queries,
 )
-from oracle.theorems.outcomes import outcome_consistency
-from oracle.theorems.partition import partition
-from oracle.theorems.welldefined import well_defined
+from sm5.oracle.theorems.outcomes import outcome_consistency
+from sm5.oracle.theorems.partition import partition
+from sm5.oracle.theorems.welldefined import well_defined
 
 __all__ = ["DEFAULT_TIMEOUT_MS", "FORMAT", "TheoremResult", "results_to_json", "run_all",
            "run_instruction"]

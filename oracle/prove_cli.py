@@ -9,11 +9,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from oracle.errors import Sm5Error
-from oracle.fileio import atomic_write_text
-from oracle.proofs import DEFAULT_TIMEOUT_MS, canonical_json, results_to_json, run_all
-from oracle.spec import load_default, load_spec
-from oracle.theorems.base import STATUSES, TheoremResult
+from sm5.oracle.errors import Sm5Error
+from sm5.oracle.fileio import atomic_write_text
+from sm5.oracle.proofs import DEFAULT_TIMEOUT_MS, canonical_json, results_to_json, run_all
+from sm5.oracle.spec import load_default, load_spec
+from sm5.oracle.theorems.base import STATUSES, TheoremResult
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

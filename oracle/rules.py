@@ -2,7 +2,7 @@
 
 Expressions are parsed with :mod:`ast` and checked against a whitelist of node types at load time;
 nothing is ever passed to ``eval``. Integers are exact (no 32-bit wrap: the spec is mathematics).
-The Python evaluator lives here; the z3 translator walks the same tree (``oracle.z3rules``), so
+The Python evaluator lives here; the z3 translator walks the same tree (``sm5.oracle.z3rules``), so
 the oracle and the proofs cannot read a rule differently.
 """
 
@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from oracle.errors import RuleError
+from sm5.oracle.errors import RuleError
 
 Value = int | bool | str
 Evaluator = Callable[[Mapping[str, Value]], Value]

@@ -15,9 +15,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from oracle.errors import RuleError, SpecError
-from oracle.rules import Rule, parse_rule
-from oracle.yamlio import load_yaml, validate
+from sm5.oracle.errors import RuleError, SpecError
+from sm5.oracle.rules import Rule, parse_rule
+from sm5.oracle.yamlio import load_yaml, validate
 
 ALL_MODIFIERS = ("neg", "abs")
 
@@ -373,7 +373,7 @@ class Spec:
 
 def default_root() -> Path:
     """The spec/ folder shipped with the package."""
-    return Path(str(resources.files("spec")))
+    return Path(str(resources.files("sm5.spec")))
 
 
 @cache

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from oracle.errors import StateError
+from sm5.oracle.errors import StateError
 
 U32 = 0xFFFFFFFF
 REGISTER_RE = re.compile(r"^r(\d+)$")

@@ -11,7 +11,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from oracle.errors import SpecError
+from sm5.oracle.errors import SpecError
 
 _SafeBase: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -61,7 +61,7 @@ def load_yaml(path: Path) -> Any:
 @cache
 def schema(name: str) -> dict[str, Any]:
     """The JSON Schema ``spec/schema/<name>.schema.json``."""
-    text = resources.files("spec").joinpath("schema", f"{name}.schema.json").read_text("utf-8")
+    text = resources.files("sm5.spec").joinpath("schema", f"{name}.schema.json").read_text("utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 

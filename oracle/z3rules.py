@@ -49,9 +49,9 @@ from typing import Any, Literal
 
 import z3
 
-from oracle.errors import RuleError
-from oracle.rules import Rule, Value
-from oracle.spec import Input, Semantics
+from sm5.oracle.errors import RuleError
+from sm5.oracle.rules import Rule, Value
+from sm5.oracle.spec import Input, Semantics
 
 Encoding = Literal["bv", "int"]
 

@@ -1,5 +1,5 @@
 """The spec-coverage HTML report: ``build_report(out_dir, ...)`` writes ``index.html``."""
 
-from reports.render import build_report
+from sm5.reports.render import build_report
 
 __all__ = ["build_report"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from oracle.spec import load_default, load_spec
-from reports.render import build_report
+from sm5.oracle.spec import load_default, load_spec
+from sm5.reports.render import build_report
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -1,6 +1,6 @@
 """One pass over the vector files, keeping only what the report shows: counts and ids.
 
-Vectors are streamed (``vectors.format.read_file``), so a large golden set costs one id list per
+Vectors are streamed (``sm5.vectors.format.read_file``), so a large golden set costs one id list per
 clause, not the vectors themselves.
 """
 
@@ -12,11 +12,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracle.asm import parse_program
-from oracle.errors import AsmError
-from oracle.program import COMPONENTS, Instruction
-from oracle.spec import InstructionSpec, OperandSpec, Spec
-from vectors.format import Vector, canonical, read_file
+from sm5.oracle.asm import parse_program
+from sm5.oracle.errors import AsmError
+from sm5.oracle.program import COMPONENTS, Instruction
+from sm5.oracle.spec import InstructionSpec, OperandSpec, Spec
+from sm5.vectors.format import Vector, canonical, read_file
 
 #: The class of a swizzle outside an operand's allowed list.
 OTHER_SWIZZLE = "other"

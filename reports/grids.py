@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from oracle.clauses import OUTCOMES
-from oracle.spec import InstructionSpec, Spec
-from reports.coverage import (
+from sm5.oracle.clauses import OUTCOMES
+from sm5.oracle.spec import InstructionSpec, Spec
+from sm5.reports.coverage import (
     IMMEDIATE,
     OTHER_SWIZZLE,
     SWIZZLE_PATTERNS,

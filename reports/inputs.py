@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.compare import VERDICTS
-from oracle.errors import Sm5Error
+from sm5.conformance.compare import VERDICTS
+from sm5.oracle.errors import Sm5Error
 
 #: Diff lines of a failing vector kept for the page (the results file holds them all).
 DIFFS_SHOWN = 3
@@ -51,7 +51,7 @@ class VectorResult:
 
 @dataclass(frozen=True)
 class ImplResults:
-    """One implementation's conformance run (``sm5-results/1``, ``conformance.run``): a status
+    """One implementation's conformance run (``sm5-results/1``, ``sm5.conformance.run``): a status
     and reason per vector id. ``files`` names the results files merged into it (shards)."""
 
     impl: str
@@ -125,7 +125,7 @@ def _subject(name: str, instruction: str, kind: str) -> str:
 
 
 def read_proofs(path: Path) -> tuple[Theorem, ...]:
-    """Theorems of ``sm5-proofs/1`` (``oracle.proofs.results_to_json``), in file order.
+    """Theorems of ``sm5-proofs/1`` (``sm5.oracle.proofs.results_to_json``), in file order.
 
     Times come from the separate ``timings_ms`` map (the theorems themselves carry none).
     """

@@ -1,8 +1,8 @@
 """The report's data: everything the page shows, gathered into frozen values.
 
-``gather`` reads the spec, the vectors (through :mod:`reports.coverage`) and the optional proof,
-conformance and mutant JSON files (through :mod:`reports.inputs`), decides each clause's status
-and draws the matrices (:mod:`reports.grids`). The template only lays these values out; every
+``gather`` reads the spec, the vectors (through :mod:`sm5.reports.coverage`) and the optional proof,
+conformance and mutant JSON files (through :mod:`sm5.reports.inputs`), decides each clause's status
+and draws the matrices (:mod:`sm5.reports.grids`). The template only lays these values out; every
 ordering is fixed here, so the same inputs always give the same page.
 """
 
@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracle.spec import Clause, InstructionSpec, SourceRef, Spec
-from reports.coverage import VectorFile, VectorIndex, scan
-from reports.grids import (
+from sm5.oracle.spec import Clause, InstructionSpec, SourceRef, Spec
+from sm5.reports.coverage import VectorFile, VectorIndex, scan
+from sm5.reports.grids import (
     ILLEGAL_MARK,
     LEGAL_MARK,
     Cell,
@@ -27,7 +27,7 @@ from reports.grids import (
     outcome_grid,
     plural,
 )
-from reports.inputs import (
+from sm5.reports.inputs import (
     ImplResults,
     Mutant,
     Theorem,

@@ -8,16 +8,16 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from oracle.fileio import atomic_write_text
-from oracle.spec import Spec, load_default
-from reports.model import Report, gather
+from sm5.oracle.fileio import atomic_write_text
+from sm5.oracle.spec import Spec, load_default
+from sm5.reports.model import Report, gather
 
 REPORT_FILE = "index.html"
 
 
 def default_vector_paths() -> list[Path]:
     """The committed golden vectors (``vectors/golden``), when the folder exists."""
-    golden = Path(str(resources.files("vectors"))) / "golden"
+    golden = Path(str(resources.files("sm5.vectors"))) / "golden"
     return [golden] if golden.is_dir() else []
 
 

@@ -9,12 +9,12 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from conformance import cli as conformance_cli
-from oracle import dxbc_cli, exec_cli, prove_cli, spec_cli
-from oracle.errors import Sm5Error
-from reports import cli as reports_cli
 from sm5 import pipeline
-from vectors import cli as vectors_cli
+from sm5.conformance import cli as conformance_cli
+from sm5.oracle import dxbc_cli, exec_cli, prove_cli, spec_cli
+from sm5.oracle.errors import Sm5Error
+from sm5.reports import cli as reports_cli
+from sm5.vectors import cli as vectors_cli
 
 Registrar = Callable[[argparse._SubParsersAction], None]  # type: ignore[type-arg]
 

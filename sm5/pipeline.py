@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance import cli as conformance_cli
-from conformance.implementations import Unavailable, resolve
-from conformance.run import (
+from sm5.conformance import cli as conformance_cli
+from sm5.conformance.implementations import Unavailable, resolve
+from sm5.conformance.run import (
     display_name,
     iter_selected,
     results_text,
@@ -25,14 +25,14 @@ from conformance.run import (
     vector_files,
     write_results,
 )
-from conformance.vkd3d.expectations_file import vkd3d_expectations
-from oracle.errors import Sm5Error
-from oracle.fileio import atomic_write_text
-from oracle.proofs import results_to_json, run_all
-from oracle.spec import load_default
-from reports import build_report
-from vectors.check import check as check_golden
-from vectors.generate import GOLDEN
+from sm5.conformance.vkd3d.expectations_file import vkd3d_expectations
+from sm5.oracle.errors import Sm5Error
+from sm5.oracle.fileio import atomic_write_text
+from sm5.oracle.proofs import results_to_json, run_all
+from sm5.oracle.spec import load_default
+from sm5.reports import build_report
+from sm5.vectors.check import check as check_golden
+from sm5.vectors.generate import GOLDEN
 
 IMPLEMENTATIONS = ("oracle", "vkd3d")
 

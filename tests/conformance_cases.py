@@ -11,10 +11,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from oracle.asm import parse_program
-from oracle.executor import execute
-from oracle.state import expected_to_json, state_from_json
-from vectors.format import Header, Vector, write_file
+from sm5.oracle.asm import parse_program
+from sm5.oracle.executor import execute
+from sm5.oracle.state import expected_to_json, state_from_json
+from sm5.vectors.format import Header, Vector, write_file
 
 DOUBLES = "dcl_globalFlags enableDoublePrecisionFloatOps"
 ONE = 0x3FF00000          # high word of 1.0

@@ -1,6 +1,6 @@
 """Small, hand-picked inputs for the report tests: vectors made by running the oracle; proof,
-conformance and mutant JSON files written by the project's own writers (``oracle.proofs``,
-``conformance.run``, ``sm5 mutants``), plus one hand-written results file.
+conformance and mutant JSON files written by the project's own writers (``sm5.oracle.proofs``,
+``sm5.conformance.run``, ``sm5 mutants``), plus one hand-written results file.
 
 Some clauses are deliberately left without a vector, so the report's "uncovered" path is real.
 """
@@ -12,16 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.cli import kill_matrix
-from conformance.cli import mutants_json as cli_mutants_json
-from conformance.implementations import resolve
-from conformance.run import run, write_results
-from oracle.asm import parse_program
-from oracle.executor import execute
-from oracle.proofs import TheoremResult, results_to_json
-from oracle.spec import Spec
-from oracle.state import expected_to_json, state_from_json
-from vectors.format import Header, Vector, iter_vectors, write_file
+from sm5.conformance.cli import kill_matrix
+from sm5.conformance.cli import mutants_json as cli_mutants_json
+from sm5.conformance.implementations import resolve
+from sm5.conformance.run import run, write_results
+from sm5.oracle.asm import parse_program
+from sm5.oracle.executor import execute
+from sm5.oracle.proofs import TheoremResult, results_to_json
+from sm5.oracle.spec import Spec
+from sm5.oracle.state import expected_to_json, state_from_json
+from sm5.vectors.format import Header, Vector, iter_vectors, write_file
 
 STRUCT_U0 = "dcl_uav_structured u0, 16"
 STRUCT_STATE = {"r0": [1, 0, 0, 0], "r1": [1, 2, 3, 4],
@@ -116,7 +116,7 @@ def write_json(path: Path, doc: Any) -> Path:
 
 
 def theorem_results() -> list[TheoremResult]:
-    """Theorems named the way ``oracle.proofs`` names them, with chosen statuses."""
+    """Theorems named the way ``sm5.oracle.proofs`` names them, with chosen statuses."""
     return [
         TheoremResult("store_structured/well_defined", "store_structured", "well_defined",
                       "proved", 0.25, "11 expressions evaluate exactly"),
@@ -145,7 +145,7 @@ def proofs_json(path: Path) -> Path:
 
 
 def results_json(path: Path, impl_name: str, vectors: list[Path]) -> Path:
-    """A real conformance run (``conformance.run``) of a bundled implementation."""
+    """A real conformance run (``sm5.conformance.run``) of a bundled implementation."""
     report = run(resolve(impl_name), vectors)
     write_results(path, report)
     return path
@@ -183,7 +183,7 @@ def write_inputs(folder: Path, spec: Spec) -> Inputs:
     """Every input of the report, written into ``folder``."""
     vectors = write_vectors(folder, spec)
     return Inputs(vectors, proofs_json(folder / "proofs.json"),
-                  [results_json(folder / "oracle.json", "oracle", vectors),
+                  [results_json(folder / "sm5.oracle.json", "oracle", vectors),
                    results_json(folder / "atomic_returns_new.json",
                                 "mutant:atomic_returns_new", vectors),
                    divergent_results_json(folder / "divergent.json")],

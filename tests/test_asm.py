@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracle.asm import format_line, format_program, parse_line, parse_program
-from oracle.errors import AsmError
-from oracle.program import Declaration, Instruction, Line, Operand, Program
-from oracle.spec import AuxInstruction, AuxOperand, Spec, load_default
+from sm5.oracle.asm import format_line, format_program, parse_line, parse_program
+from sm5.oracle.errors import AsmError
+from sm5.oracle.program import Declaration, Instruction, Line, Operand, Program
+from sm5.oracle.spec import AuxInstruction, AuxOperand, Spec, load_default
 
 SPEC = load_default()
 

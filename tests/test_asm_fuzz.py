@@ -12,8 +12,8 @@ import os
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from oracle.asm import format_program, parse_line, parse_program
-from oracle.errors import AsmError
+from sm5.oracle.asm import format_program, parse_line, parse_program
+from sm5.oracle.errors import AsmError
 
 EXAMPLES = int(os.environ.get("SM5_FUZZ_EXAMPLES", "2000"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None)

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
-from oracle.asm import parse_program
-from oracle.executor import execute
-from oracle.state import expected_to_json, state_from_json
+from sm5.oracle.asm import parse_program
+from sm5.oracle.executor import execute
+from sm5.oracle.state import expected_to_json, state_from_json
 
 SPEC_DIR = Path(__file__).resolve().parents[1] / "spec"
 DOUBLES = "dcl_globalFlags enableDoublePrecisionFloatOps"

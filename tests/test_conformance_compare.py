@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from conformance.compare import judge, state_diffs
-from conformance.expectations import Expectation, Expectations
-from conformance.interface import Result
-from vectors.format import Vector
+from sm5.conformance.compare import judge, state_diffs
+from sm5.conformance.expectations import Expectation, Expectations
+from sm5.conformance.interface import Result
+from sm5.vectors.format import Vector
 
 BOTH = frozenset({"executes", "validates"})
 EXECUTES = frozenset({"executes"})

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.expectations import ExpectationError, load_expectations
+from sm5.conformance.expectations import ExpectationError, load_expectations
 
 
 def write(tmp_path: Path, text: str) -> Path:

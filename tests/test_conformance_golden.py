@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from conformance.mutants.base import NaiveTranslator
-from conformance.oracle_impl import OracleImplementation, oracle_execution
-from conformance.run import iter_selected, run, vector_files
-from oracle.asm import parse_vector_program
-from oracle.executor import execute
-from oracle.state import state_from_json
 from sm5.cli import main
-from vectors.format import Vector
+from sm5.conformance.mutants.base import NaiveTranslator
+from sm5.conformance.oracle_impl import OracleImplementation, oracle_execution
+from sm5.conformance.run import iter_selected, run, vector_files
+from sm5.oracle.asm import parse_vector_program
+from sm5.oracle.executor import execute
+from sm5.oracle.state import state_from_json
+from sm5.vectors.format import Vector
 
 
 @pytest.fixture(scope="module")

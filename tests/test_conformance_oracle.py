@@ -6,8 +6,8 @@ from typing import Any
 
 from conformance_cases import DOUBLES, structured, vector
 
-from conformance.oracle_impl import OracleImplementation
-from conformance.run import run_vector
+from sm5.conformance.oracle_impl import OracleImplementation
+from sm5.conformance.run import run_vector
 
 ORACLE = OracleImplementation()
 

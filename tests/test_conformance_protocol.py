@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from conformance_cases import all_vectors
 
-from conformance.compare import Verdict
-from conformance.implementations import ImplementationError, resolve
-from conformance.protocol import SubprocessImplementation
-from conformance.run import run_vector
+from sm5.conformance.compare import Verdict
+from sm5.conformance.implementations import ImplementationError, resolve
+from sm5.conformance.protocol import SubprocessImplementation
+from sm5.conformance.run import run_vector
 
 IMPLS = Path(__file__).parent / "impls"
 ORACLE_CHILD = [sys.executable, str(IMPLS / "oracle_jsonl.py")]

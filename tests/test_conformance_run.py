@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from conformance_cases import all_vectors, write_vectors
 
-from conformance.implementations import ImplementationError, Unavailable, resolve
-from conformance.interface import Result
-from conformance.oracle_impl import OracleImplementation
-from conformance.run import RunError, parse_shard, run, shard_of, vector_files
 from sm5.cli import main
-from vectors.format import Vector, VectorError
+from sm5.conformance.implementations import ImplementationError, Unavailable, resolve
+from sm5.conformance.interface import Result
+from sm5.conformance.oracle_impl import OracleImplementation
+from sm5.conformance.run import RunError, parse_shard, run, shard_of, vector_files
+from sm5.vectors.format import Vector, VectorError
 
 VECTORS = all_vectors()
 
@@ -86,11 +86,11 @@ def test_resolve_names() -> None:
     with pytest.raises(ImplementationError, match="object is not an implementation"):
         resolve("builtins:object")
     with pytest.raises(ImplementationError, match=r"Vector\(\) raised TypeError"):
-        resolve("vectors.format:Vector")
+        resolve("sm5.vectors.format:Vector")
 
 
 def test_vkd3d_missing_adapter_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "conformance.vkd3d.adapter", None)
+    monkeypatch.setitem(sys.modules, "sm5.conformance.vkd3d.adapter", None)
     with pytest.raises(Unavailable, match="vkd3d: the vkd3d adapter cannot be loaded"):
         resolve("vkd3d")
 

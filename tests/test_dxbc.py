@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oracle.dxbc import (
+from sm5.oracle.dxbc import (
     build_container,
     checksum,
     code_tokens,
@@ -28,11 +28,11 @@ from oracle.dxbc import (
     read_container,
     shader_container,
 )
-from oracle.dxbc.container import md5_blocks, md5_compress
-from oracle.encoding_spec import load_default_encoding
-from oracle.errors import ContainerError, EncodeError, Sm5Error
-from oracle.program import Declaration, Instruction, Line, Operand, Program
-from oracle.spec import load_default
+from sm5.oracle.dxbc.container import md5_blocks, md5_compress
+from sm5.oracle.encoding_spec import load_default_encoding
+from sm5.oracle.errors import ContainerError, EncodeError, Sm5Error
+from sm5.oracle.program import Declaration, Instruction, Line, Operand, Program
+from sm5.oracle.spec import load_default
 
 XYZW = "xyzw"
 
@@ -394,7 +394,7 @@ def test_container_errors_are_project_errors() -> None:
 
 def _load_vkd3d() -> object | None:
     try:
-        from conformance.vkd3d.shader import Vkd3dShaderLib, find_library
+        from sm5.conformance.vkd3d.shader import Vkd3dShaderLib, find_library
     except ImportError:
         return None
     path = find_library()
@@ -413,7 +413,7 @@ def _lib() -> object:
 
 @needs_vkd3d
 def test_vkd3d_accepts_our_checksum_and_rejects_a_bad_one() -> None:
-    from conformance.vkd3d.shader import Vkd3dError
+    from sm5.conformance.vkd3d.shader import Vkd3dError
     lib = _lib()
     blob = _container()
     assert "mov r0.xyzw, l(1, 2, 3, 4)" in lib.disassemble(blob)  # type: ignore[attr-defined]

@@ -19,9 +19,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracle.asm import parse_program
-from oracle.executor import execute
-from oracle.state import expected_to_json, state_from_json
+from sm5.oracle.asm import parse_program
+from sm5.oracle.executor import execute
+from sm5.oracle.state import expected_to_json, state_from_json
 
 EXAMPLES = int(os.environ.get("SM5_PROPERTY_EXAMPLES", "300"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None)

@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from oracle.asm import format_program, parse_program
-from oracle.dxbc import program_to_dxbc, read_container
-from oracle.errors import NotExpressible, StateError
-from oracle.executor import execute
-from oracle.harness import (
+from sm5.cli import main
+from sm5.oracle.asm import format_program, parse_program
+from sm5.oracle.dxbc import program_to_dxbc, read_container
+from sm5.oracle.errors import NotExpressible, StateError
+from sm5.oracle.executor import execute
+from sm5.oracle.harness import (
     Harness,
     RegisterSlot,
     StateLayout,
@@ -25,8 +26,7 @@ from oracle.harness import (
     decode_state,
     harness_to_json,
 )
-from oracle.state import MachineState, register_accepts, state_from_json
-from sm5.cli import main
+from sm5.oracle.state import MachineState, register_accepts, state_from_json
 
 SAMPLE_PROGRAM = [
     "dcl_globalFlags enableDoublePrecisionFloatOps",
@@ -312,7 +312,7 @@ def test_dxbc_export_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str
 # vkd3d-shader and lavapipe
 
 def _vkd3d() -> Any:
-    from conformance.vkd3d.shader import Vkd3dShaderLib, find_library
+    from sm5.conformance.vkd3d.shader import Vkd3dShaderLib, find_library
     path = find_library()
     return Vkd3dShaderLib(path) if path is not None else None
 
@@ -324,7 +324,7 @@ needs_vkd3d = pytest.mark.skipif(
 
 @needs_vkd3d
 def test_vkd3d_disassembles_and_translates_the_harness() -> None:
-    from conformance.vkd3d.shader import spirv_bindings
+    from sm5.conformance.vkd3d.shader import spirv_bindings
 
     h = sample()
     blob = program_to_dxbc(h.program)
@@ -342,7 +342,7 @@ def test_vkd3d_disassembles_and_translates_the_harness() -> None:
 def _vulkan_reason() -> str:
     if VKD3D is None:
         return "libvkd3d-shader not built (run conformance/vkd3d/setup.sh)"
-    from conformance.vkd3d.vulkan_runner import vulkan_available
+    from sm5.conformance.vkd3d.vulkan_runner import vulkan_available
     ok, reason = vulkan_available()
     return "" if ok else reason
 
@@ -373,8 +373,8 @@ RUN_CASES = [
 
 @pytest.mark.skipif(bool(VULKAN_REASON), reason=VULKAN_REASON or "available")
 def test_harness_runs_on_lavapipe_like_the_oracle() -> None:
-    from conformance.vkd3d.shader import spirv_bindings
-    from conformance.vkd3d.vulkan_runner import BufferBinding, VulkanRunner
+    from sm5.conformance.vkd3d.shader import spirv_bindings
+    from sm5.conformance.vkd3d.vulkan_runner import BufferBinding, VulkanRunner
 
     with VulkanRunner() as runner:
         for lines, state_doc in RUN_CASES:

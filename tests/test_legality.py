@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 import yaml
 
-from oracle.asm import parse_program
-from oracle.executor import execute
-from oracle.legality import first_violation, violations
-from oracle.spec import load_default
-from oracle.state import MachineState, state_from_json
+from sm5.oracle.asm import parse_program
+from sm5.oracle.executor import execute
+from sm5.oracle.legality import first_violation, violations
+from sm5.oracle.spec import load_default
+from sm5.oracle.state import MachineState, state_from_json
 
 SPEC_DIR = Path(__file__).resolve().parents[1] / "spec"
 DOUBLES = "dcl_globalFlags enableDoublePrecisionFloatOps"

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from oracle import prove_cli
-from oracle.clauses import classify, full_env
-from oracle.errors import SpecError
-from oracle.proofs import results_to_json, run_all
-from oracle.rules import Value
-from oracle.spec import Spec, TargetOverride, default_root, load_default, load_spec
-from oracle.theorems.availability import availability
-from oracle.theorems.base import TheoremResult
+from sm5.oracle import prove_cli
+from sm5.oracle.clauses import classify, full_env
+from sm5.oracle.errors import SpecError
+from sm5.oracle.proofs import results_to_json, run_all
+from sm5.oracle.rules import Value
+from sm5.oracle.spec import Spec, TargetOverride, default_root, load_default, load_spec
+from sm5.oracle.theorems.availability import availability
+from sm5.oracle.theorems.base import TheoremResult
 
 SPEC = load_default()
 U32 = 2**32

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from report_inputs import MARKUP_REASON, Inputs, write_inputs, write_json
 
-from oracle.spec import Spec, default_root, load_default, load_spec
-from reports import build_report
-from reports.grids import Grid
-from reports.inputs import ReportError
-from reports.model import ImplCell, Report, gather
 from sm5.cli import main
+from sm5.oracle.spec import Spec, default_root, load_default, load_spec
+from sm5.reports import build_report
+from sm5.reports.grids import Grid
+from sm5.reports.inputs import ReportError
+from sm5.reports.model import ImplCell, Report, gather
 
 STATUS_KEYS = {"proved", "tested", "undefined", "uncovered"}
 

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from report_inputs import Inputs, write_inputs
 
-from oracle.spec import Spec, load_default
-from reports import build_report
-from vectors.format import iter_vectors
+from sm5.oracle.spec import Spec, load_default
+from sm5.reports import build_report
+from sm5.vectors.format import iter_vectors
 
 CHROMIUM = shutil.which("chromium")
 HAVE_PLAYWRIGHT = importlib.util.find_spec("playwright") is not None

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from oracle.errors import RuleError
-from oracle.rules import Value, parse_rule
+from sm5.oracle.errors import RuleError
+from sm5.oracle.rules import Value, parse_rule
 
 
 def value(text: str, **env: Value) -> Value:

@@ -1,5 +1,5 @@
 """The compiled rule evaluator (``Rule.evaluate``) against the reference tree walker
-(``oracle.rules.evaluate``): same values, same errors, on every rule of the spec and on
+(``sm5.oracle.rules.evaluate``): same values, same errors, on every rule of the spec and on
 expressions that reach every node type and every error."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from collections.abc import Iterator, Mapping
 
 import pytest
 
-from oracle.errors import RuleError
-from oracle.rules import Rule, Value, evaluate, parse_rule
-from oracle.spec import load_default
+from sm5.oracle.errors import RuleError
+from sm5.oracle.rules import Rule, Value, evaluate, parse_rule
+from sm5.oracle.spec import load_default
 
 
 def spec_rules() -> Iterator[Rule]:

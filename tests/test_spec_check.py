@@ -24,9 +24,9 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from oracle.errors import SpecError
-from oracle.spec import load_spec
 from sm5.cli import main
+from sm5.oracle.errors import SpecError
+from sm5.oracle.spec import load_spec
 
 SPEC_DIR = Path(__file__).resolve().parents[1] / "spec"
 FUZZ_EXAMPLES = int(os.environ.get("SM5_FUZZ_EXAMPLES", "2000"))

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from oracle.spec import load_default
 from sm5.cli import main
-from vectors.check import (
+from sm5.oracle.spec import load_default
+from sm5.vectors.check import (
     check,
     check_file,
     manifest_problems,
@@ -19,7 +19,7 @@ from vectors.check import (
     regeneration_problems,
     validator,
 )
-from vectors.generate import GOLDEN, MANIFEST
+from sm5.vectors.generate import GOLDEN, MANIFEST
 
 SPEC = load_default()
 NAME = "store_structured.jsonl"
@@ -149,7 +149,7 @@ def test_schema_rejects_malformed_vectors() -> None:
 
 
 def test_schema_outcomes_are_the_oracle_vocabulary() -> None:
-    from oracle.clauses import OUTCOMES
+    from sm5.oracle.clauses import OUTCOMES
 
     defs = validator().schema
     schema_text = json.dumps(defs)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import struct
 
-from oracle.spec import load_default
-from vectors import domain
-from vectors.points import LEVEL_BUDGETS, Explorer
+from sm5.oracle.spec import load_default
+from sm5.vectors import domain
+from sm5.vectors.points import LEVEL_BUDGETS, Explorer
 
 SPEC = load_default()
 U32_MAX = 4294967295

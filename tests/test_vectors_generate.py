@@ -7,10 +7,10 @@ import dataclasses
 import json
 from pathlib import Path
 
-from oracle.spec import load_default
-from vectors.format import read_file
-from vectors.generate import MANIFEST, PLANS, generate
-from vectors.points import LEVEL_BUDGETS
+from sm5.oracle.spec import load_default
+from sm5.vectors.format import read_file
+from sm5.vectors.generate import MANIFEST, PLANS, generate
+from sm5.vectors.points import LEVEL_BUDGETS
 
 SPEC = load_default()
 SMALL = dataclasses.replace(PLANS[1], random_cases=7, random_chunk=3,

@@ -6,14 +6,14 @@ from collections import defaultdict
 from collections.abc import Iterator
 from functools import cache
 
-from oracle.asm import parse_program
-from oracle.operands import components, scalar
-from oracle.program import Instruction, Program
-from oracle.spec import load_default
-from oracle.state import MachineState, state_from_json
-from vectors import domain
-from vectors.format import Vector, iter_vectors, read_file
-from vectors.generate import GOLDEN, MANIFEST
+from sm5.oracle.asm import parse_program
+from sm5.oracle.operands import components, scalar
+from sm5.oracle.program import Instruction, Program
+from sm5.oracle.spec import load_default
+from sm5.oracle.state import MachineState, state_from_json
+from sm5.vectors import domain
+from sm5.vectors.format import Vector, iter_vectors, read_file
+from sm5.vectors.generate import GOLDEN, MANIFEST
 
 SPEC = load_default()
 U32_MAX = 4294967295

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
-from oracle.spec import load_default
-from vectors.check import check_file
-from vectors.format import read_file
-from vectors.instances import Case
-from vectors.regression import export_regression, exports_regressions
-from vectors.strategies import states_for
+from sm5.oracle.spec import load_default
+from sm5.vectors.check import check_file
+from sm5.vectors.format import read_file
+from sm5.vectors.instances import Case
+from sm5.vectors.regression import export_regression, exports_regressions
+from sm5.vectors.strategies import states_for
 
 SPEC = load_default()
 CLAUSE = "store_structured.uav.in_bounds"

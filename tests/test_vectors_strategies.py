@@ -7,15 +7,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oracle.asm import parse_program
-from oracle.executor import execute
-from oracle.spec import load_default
-from oracle.state import state_from_json
-from vectors.build import run
-from vectors.instances import Case, Shape
-from vectors.realize import assemble
-from vectors.shapes import violations
-from vectors.strategies import Illegal, cases, illegal_instances, legal_instances, states_for
+from sm5.oracle.asm import parse_program
+from sm5.oracle.executor import execute
+from sm5.oracle.spec import load_default
+from sm5.oracle.state import state_from_json
+from sm5.vectors.build import run
+from sm5.vectors.instances import Case, Shape
+from sm5.vectors.realize import assemble
+from sm5.vectors.shapes import violations
+from sm5.vectors.strategies import Illegal, cases, illegal_instances, legal_instances, states_for
 
 SPEC = load_default()
 NAMES = sorted(SPEC.instructions)
@@ -77,6 +77,6 @@ def test_cases_say_what_they_run(name: str) -> None:
 
 
 def _chooser(data: st.DataObject):  # type: ignore[no-untyped-def]
-    from vectors.strategies import DrawChooser
+    from sm5.vectors.strategies import DrawChooser
 
     return DrawChooser(data.draw)

@@ -23,12 +23,12 @@ from typing import Any
 
 import pytest
 
-from conformance.compare import FAILING, Verdict, judge, verdict_without_running
-from conformance.expectations import NONE, Expectations, load_expectations
-from conformance.implementations import Unavailable, resolve
-from conformance.interface import Result
-from conformance.run import iter_selected, vector_files
-from conformance.vkd3d.adapter import (
+from sm5.conformance.compare import FAILING, Verdict, judge, verdict_without_running
+from sm5.conformance.expectations import NONE, Expectations, load_expectations
+from sm5.conformance.implementations import Unavailable, resolve
+from sm5.conformance.interface import Result
+from sm5.conformance.run import iter_selected, vector_files
+from sm5.conformance.vkd3d.adapter import (
     CAPABILITIES,
     EXPECTATIONS_FILE,
     TargetUnavailable,
@@ -36,21 +36,21 @@ from conformance.vkd3d.adapter import (
     create,
     texel_format,
 )
-from conformance.vkd3d.child import ChildFailed, IsolatedRunner, outputs_of, run_isolated
-from conformance.vkd3d.shader import (
+from sm5.conformance.vkd3d.child import ChildFailed, IsolatedRunner, outputs_of, run_isolated
+from sm5.conformance.vkd3d.shader import (
     Vkd3dCompilerCli,
     Vkd3dUnavailable,
     load_translator,
     register_bindings,
 )
-from conformance.vkd3d.vulkan_runner import BufferBinding, RunOutput
-from oracle.asm import parse_program
-from oracle.dxbc import program_to_dxbc
-from oracle.fileio import atomic_write_text
-from oracle.harness import build_harness
-from oracle.operands import components, scalar
-from oracle.state import state_from_json
-from vectors.format import Vector
+from sm5.conformance.vkd3d.vulkan_runner import BufferBinding, RunOutput
+from sm5.oracle.asm import parse_program
+from sm5.oracle.dxbc import program_to_dxbc
+from sm5.oracle.fileio import atomic_write_text
+from sm5.oracle.harness import build_harness
+from sm5.oracle.operands import components, scalar
+from sm5.oracle.state import state_from_json
+from sm5.vectors.format import Vector
 
 WRAP_FLAG = "z3-witness"
 CANARY = 0xC0DE0000
@@ -427,7 +427,7 @@ def test_texel_formats_by_hand() -> None:
 
 FORK_SCRIPT = """
 import json, os, signal, sys, time
-from conformance.vkd3d.child import fork_and_serve
+from sm5.conformance.vkd3d.child import fork_and_serve
 works = {
     "crash": lambda: os.kill(os.getpid(), signal.SIGSEGV),
     "sleep": lambda: time.sleep(30),

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.vkd3d import shader
-from conformance.vkd3d.shader import (
+from sm5.conformance.vkd3d import shader
+from sm5.conformance.vkd3d.shader import (
     SpirvError,
     Vkd3dCompilerCli,
     Vkd3dError,
@@ -31,7 +31,7 @@ from conformance.vkd3d.shader import (
     spirv_descriptors,
     spirv_entry_points,
 )
-from conformance.vkd3d.vulkan_runner import (
+from sm5.conformance.vkd3d.vulkan_runner import (
     CANARY_BASE,
     BufferBinding,
     VulkanRunner,

@@ -9,11 +9,11 @@ import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oracle.clauses import full_env
-from oracle.errors import RuleError
-from oracle.rules import Rule, Value, parse_rule
-from oracle.spec import Input, InstructionSpec, Semantics, load_default
-from oracle.z3rules import (
+from sm5.oracle.clauses import full_env
+from sm5.oracle.errors import RuleError
+from sm5.oracle.rules import Rule, Value, parse_rule
+from sm5.oracle.spec import Input, InstructionSpec, Semantics, load_default
+from sm5.oracle.z3rules import (
     Encoding,
     Term,
     constants,

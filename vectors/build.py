@@ -1,7 +1,7 @@
 """Case -> Vector: run the oracle and record what it says.
 
 Expectations are never written by hand: the outcomes, the expected state (acceptance sets), the
-clauses fired and, for an illegal instance, the rule come from ``oracle.executor``. Every
+clauses fired and, for an illegal instance, the rule come from ``sm5.oracle.executor``. Every
 non-exact acceptance set is tied to the clauses that allow it (``expect.allowed_by``).
 """
 
@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from oracle.asm import parse_vector_program
-from oracle.executor import execute
-from oracle.legality import violations
-from oracle.program import COMPONENTS
-from oracle.spec import Spec
-from oracle.state import (
+from sm5.oracle.asm import parse_vector_program
+from sm5.oracle.executor import execute
+from sm5.oracle.legality import violations
+from sm5.oracle.program import COMPONENTS
+from sm5.oracle.spec import Spec
+from sm5.oracle.state import (
     Execution,
     ExpectedState,
     F64Nan,
@@ -23,8 +23,8 @@ from oracle.state import (
     expected_to_json,
     state_from_json,
 )
-from vectors.format import Vector
-from vectors.instances import Case
+from sm5.vectors.format import Vector
+from sm5.vectors.instances import Case
 
 #: Outcome that makes each kind of non-exact acceptance set legitimate.
 WHOLE_RESOURCE = {"u": "resource_undefined", "g": "tgsm_undefined"}

@@ -21,13 +21,13 @@ from typing import Any
 
 import jsonschema
 
-from oracle.errors import Sm5Error
-from oracle.spec import Spec, load_default
-from oracle.yamlio import schema
-from vectors.build import to_vector
-from vectors.format import FORMAT, Vector, canonical
-from vectors.generate import MANIFEST, default_jobs, generate, spec_at
-from vectors.instances import Case
+from sm5.oracle.errors import Sm5Error
+from sm5.oracle.spec import Spec, load_default
+from sm5.oracle.yamlio import schema
+from sm5.vectors.build import to_vector
+from sm5.vectors.format import FORMAT, Vector, canonical
+from sm5.vectors.generate import MANIFEST, default_jobs, generate, spec_at
+from sm5.vectors.instances import Case
 
 ID_IN_TEXT = re.compile(r'"id"\s*:\s*"([^"]*)"')
 #: Problems reported per file before the rest of it is summarized.

@@ -7,8 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-from vectors.check import check
-from vectors.generate import DEFAULT_SEED, GOLDEN, PLANS, generate
+from sm5.vectors.check import check
+from sm5.vectors.generate import DEFAULT_SEED, GOLDEN, PLANS, generate
 
 #: Where ``generate --level 2`` writes unless told otherwise (not committed).
 LEVEL2_OUT = Path("build") / "vectors-level2"

@@ -1,6 +1,6 @@
 """Choice sets derived from the spec: what an instance or a state may hold, and its boundaries.
 
-Everything here is a pure function of ``oracle.spec`` data. Operand choices (files, masks,
+Everything here is a pure function of ``sm5.oracle.spec`` data. Operand choices (files, masks,
 swizzles, selects, modifiers, resource kinds) come from the operand tables and the machine
 model; the (target, runtime) cells from the availability tables; boundary values of a semantic
 input from the comparisons of the instruction's rules, solved for that input. Nothing about a
@@ -22,11 +22,11 @@ from fractions import Fraction
 from functools import cache
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from oracle.clauses import full_env
-from oracle.errors import RuleError
-from oracle.program import COMPONENTS
-from oracle.rules import Rule, Value, evaluate
-from oracle.spec import (
+from sm5.oracle.clauses import full_env
+from sm5.oracle.errors import RuleError
+from sm5.oracle.program import COMPONENTS
+from sm5.oracle.rules import Rule, Value, evaluate
+from sm5.oracle.spec import (
     ALL_MODIFIERS,
     InstructionSpec,
     OperandSpec,

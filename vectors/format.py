@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from oracle.errors import Sm5Error
-from oracle.fileio import publish
+from sm5.oracle.errors import Sm5Error
+from sm5.oracle.fileio import publish
 
 FORMAT = "sm5-vectors/1"
 

@@ -1,6 +1,6 @@
 """The vector generator: level 1 (the committed golden set) and level 2 (large, on demand).
 
-A file is made of units: its systematic part (the sections of ``vectors.sections``, complete by
+A file is made of units: its systematic part (the sections of ``sm5.vectors.sections``, complete by
 construction: generation fails if a clause or a rule of the instruction is left without a
 vector) and chunks of its random part. Units run in worker processes, each streaming to a part
 file; the parts are joined in order under the header, so memory stays flat and the bytes do
@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from oracle.fileio import atomic_write_text
-from oracle.spec import Spec, default_root, load_default, load_spec
-from vectors.build import to_vector
-from vectors.format import FORMAT, Header, canonical
-from vectors.instances import Case
-from vectors.points import LEVEL_BUDGETS, Budget, Explorer, check_coverage
-from vectors.sections import (
+from sm5.oracle.fileio import atomic_write_text
+from sm5.oracle.spec import Spec, default_root, load_default, load_spec
+from sm5.vectors.build import to_vector
+from sm5.vectors.format import FORMAT, Header, canonical
+from sm5.vectors.instances import Case
+from sm5.vectors.points import LEVEL_BUDGETS, Budget, Explorer, check_coverage
+from sm5.vectors.sections import (
     Pool,
     boundary_cases,
     cell_cases,
@@ -40,7 +40,7 @@ from vectors.sections import (
     reject_cases,
     witness_cases,
 )
-from vectors.shapes import (
+from sm5.vectors.shapes import (
     GenerationError,
     rule_ids,
 )

@@ -3,7 +3,7 @@
 A :class:`Shape` is everything the program text says except operand values: target, runtime,
 per operand the register file, number, components, modifiers and (for u#/g#) the declared kind
 and dimensions, plus extra declarations and flags. :class:`Assembler` turns a shape and wanted
-operand values into program lines (the oracle's AST, printed by ``oracle.asm``) and a state in
+operand values into program lines (the oracle's AST, printed by ``sm5.oracle.asm``) and a state in
 the vector JSON form. Values nobody asked for come from a :class:`Chooser`, so the same code
 serves the seeded generator and the hypothesis strategies.
 """
@@ -15,11 +15,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
-from oracle.asm import format_line
-from oracle.program import COMPONENTS, Declaration, Instruction, Line, Operand, Program
-from oracle.spec import InstructionSpec, Spec
-from oracle.state import MachineState, Resource
-from vectors import domain
+from sm5.oracle.asm import format_line
+from sm5.oracle.program import COMPONENTS, Declaration, Instruction, Line, Operand, Program
+from sm5.oracle.spec import InstructionSpec, Spec
+from sm5.oracle.state import MachineState, Resource
+from sm5.vectors import domain
 
 T = TypeVar("T")
 

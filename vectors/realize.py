@@ -1,6 +1,6 @@
 """Realizers: semantic inputs (a point) -> an instance and a state that make the oracle see them.
 
-This is the inverse of each ``oracle.semantics`` function, and like those it is the one
+This is the inverse of each ``sm5.oracle.semantics`` function, and like those it is the one
 instruction-specific piece: which operand carries which input, which inputs shape the resource.
 Each realizer has two parts. ``conform`` adjusts a shape to the finite-domain inputs of a point
 (memory file and kind, mask width, modifiers, ``_sat``, invocation) and to its resource
@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from oracle.clauses import address_of
-from oracle.rules import Value
-from oracle.spec import Spec
-from oracle.state import split64
-from vectors import domain
-from vectors.instances import Assembler, Case, Chooser, Dims, Shape, Unrealizable
-from vectors.shapes import legal_typed
+from sm5.oracle.clauses import address_of
+from sm5.oracle.rules import Value
+from sm5.oracle.spec import Spec
+from sm5.oracle.state import split64
+from sm5.vectors import domain
+from sm5.vectors.instances import Assembler, Case, Chooser, Dims, Shape, Unrealizable
+from sm5.vectors.shapes import legal_typed
 
 Point = Mapping[str, Value]
 

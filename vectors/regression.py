@@ -15,10 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from oracle.spec import Spec, load_default
-from vectors.build import to_vector
-from vectors.format import Header, Vector, read_file, write_file
-from vectors.instances import Case
+from sm5.oracle.spec import Spec, load_default
+from sm5.vectors.build import to_vector
+from sm5.vectors.format import Header, Vector, read_file, write_file
+from sm5.vectors.instances import Case
 
 REGRESSIONS = Path(__file__).resolve().parent / "regressions"
 GENERATOR = {"name": "sm5-regressions", "version": 1}

@@ -1,6 +1,6 @@
 """The sections of a vector file: each a generator of cases, in the order they are written.
 
-``boundary``     every clause, from the boundary points of every context (``vectors.points``);
+``boundary``     every clause, from the boundary points of every context (``sm5.vectors.points``);
 ``mask-swizzle`` every legal mask x every swizzle class, every legal swizzle, every select;
 ``registers``    every register number used for variety on every register operand;
 ``cell``         every (target, runtime) cell x every file/kind combination: executed where
@@ -8,7 +8,7 @@
 ``reject``       for every legality rule the first instance breaking it alone (else with the
                  fewest other rules), every illegal mask, swizzle, modifier set, register file
                  and typed return type / format;
-``witness``      every witness of every theorem of ``oracle.proofs``;
+``witness``      every witness of every theorem of ``sm5.oracle.proofs``;
 ``random``       seeded random legal instances and points.
 
 Each section draws from its own ``random.Random`` seeded with
@@ -23,13 +23,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from oracle.rules import Value
-from oracle.spec import Spec
-from vectors import domain
-from vectors.instances import Case, Chooser, RandomChooser, Shape, Unrealizable
-from vectors.points import Explorer, Point
-from vectors.realize import assemble, conform, realize, realizer
-from vectors.shapes import (
+from sm5.oracle.rules import Value
+from sm5.oracle.spec import Spec
+from sm5.vectors import domain
+from sm5.vectors.instances import Case, Chooser, RandomChooser, Shape, Unrealizable
+from sm5.vectors.points import Explorer, Point
+from sm5.vectors.realize import assemble, conform, realize, realizer
+from sm5.vectors.shapes import (
     GenerationError,
     all_shapes,
     default_shape,
@@ -365,7 +365,7 @@ def _stays_legal(spec: Spec, shape: Shape, points: Sequence[Point]) -> bool:
 
 def load_witnesses(spec: Spec, name: str) -> list[Witness]:
     """Every witness of every theorem of ``name``, deduplicated and sorted canonically."""
-    from oracle.proofs import run_instruction
+    from sm5.oracle.proofs import run_instruction
 
     merged: dict[str, tuple[Mapping[str, Value], list[str], list[tuple[str, ...]]]] = {}
     for result in run_instruction(spec, name, timeout_ms=WITNESS_TIMEOUT_MS):

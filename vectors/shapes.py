@@ -16,13 +16,13 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from oracle.errors import Sm5Error
-from oracle.legality import violations as oracle_violations
-from oracle.rules import Value
-from oracle.spec import InstructionSpec, OperandSpec, Spec
-from oracle.state import MachineState, Resource
-from vectors import domain
-from vectors.instances import (
+from sm5.oracle.errors import Sm5Error
+from sm5.oracle.legality import violations as oracle_violations
+from sm5.oracle.rules import Value
+from sm5.oracle.spec import InstructionSpec, OperandSpec, Spec
+from sm5.oracle.state import MachineState, Resource
+from sm5.vectors import domain
+from sm5.vectors.instances import (
     DEFAULT_DIMS,
     Assembler,
     Chooser,

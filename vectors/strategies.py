@@ -1,7 +1,7 @@
 """Hypothesis strategies derived from the spec, for property tests of any implementation.
 
-They draw through the same builders as the seeded generator (``vectors.shapes``,
-``vectors.points``, ``vectors.realize``), with hypothesis making the choices, so every draw
+They draw through the same builders as the seeded generator (``sm5.vectors.shapes``,
+``sm5.vectors.points``, ``sm5.vectors.realize``), with hypothesis making the choices, so every draw
 shrinks towards the spec's first (default) choices:
 
 * :func:`legal_instances` - legal shapes: any available cell, register files, kinds, masks,
@@ -23,12 +23,12 @@ from typing import TypeVar
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from oracle.spec import Spec, load_default
-from vectors import domain
-from vectors.instances import Case, Shape, Unrealizable
-from vectors.points import LEVEL_BUDGETS, Explorer, Point
-from vectors.realize import assemble, conform, realize, realizer
-from vectors.shapes import GenerationError, default_shape, moves, random_legal, violations
+from sm5.oracle.spec import Spec, load_default
+from sm5.vectors import domain
+from sm5.vectors.instances import Case, Shape, Unrealizable
+from sm5.vectors.points import LEVEL_BUDGETS, Explorer, Point
+from sm5.vectors.realize import assemble, conform, realize, realizer
+from sm5.vectors.shapes import GenerationError, default_shape, moves, random_legal, violations
 
 T = TypeVar("T")
 

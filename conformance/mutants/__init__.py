@@ -7,33 +7,33 @@ method overridden; its docstring names the real implementation that has (or had)
 
 from __future__ import annotations
 
-from conformance.mutants.abs_as_f32 import AbsAsF32
-from conformance.mutants.atomic_dst_broadcast import AtomicDstBroadcast
-from conformance.mutants.atomic_ignores_inactive import AtomicIgnoresInactive
-from conformance.mutants.atomic_returns_new import AtomicReturnsNew
-from conformance.mutants.atomic_saturates import AtomicSaturates
-from conformance.mutants.base import NaiveTranslator
-from conformance.mutants.cs4x_atomics_accepted import Cs4xAtomicsAccepted
-from conformance.mutants.dmovc_float_compare import DmovcFloatCompare
-from conformance.mutants.dmovc_zw_cond_from_x import DmovcZwCondFromX
-from conformance.mutants.dmovc_zw_into_xy import DmovcZwIntoXy
-from conformance.mutants.doubles_flag_ignored import DoublesFlagIgnored
-from conformance.mutants.illegal_masks_accepted import IllegalMasksAccepted
-from conformance.mutants.index_oob_clamped import IndexOobClamped
-from conformance.mutants.neg_as_f32 import NegAsF32
-from conformance.mutants.neg_dropped import NegDropped
-from conformance.mutants.raw_address_in_words import RawAddressInWords
-from conformance.mutants.sat_dropped import SatDropped
-from conformance.mutants.sat_nan_kept import SatNanKept
-from conformance.mutants.stage_table_11_1 import StageTable111
-from conformance.mutants.struct_bound_off_by_one import StructBoundOffByOne
-from conformance.mutants.struct_offset_ignored import StructOffsetIgnored
-from conformance.mutants.swizzle_ignored import SwizzleIgnored
-from conformance.mutants.tgsm_stride_in_dwords import TgsmStrideInDwords
-from conformance.mutants.typed_index_as_bytes import TypedIndexAsBytes
-from conformance.mutants.typed_oob_clamped import TypedOobClamped
-from conformance.mutants.wrap32_index_stride import Wrap32IndexStride
-from conformance.mutants.write_mask_ignored import WriteMaskIgnored
+from sm5.conformance.mutants.abs_as_f32 import AbsAsF32
+from sm5.conformance.mutants.atomic_dst_broadcast import AtomicDstBroadcast
+from sm5.conformance.mutants.atomic_ignores_inactive import AtomicIgnoresInactive
+from sm5.conformance.mutants.atomic_returns_new import AtomicReturnsNew
+from sm5.conformance.mutants.atomic_saturates import AtomicSaturates
+from sm5.conformance.mutants.base import NaiveTranslator
+from sm5.conformance.mutants.cs4x_atomics_accepted import Cs4xAtomicsAccepted
+from sm5.conformance.mutants.dmovc_float_compare import DmovcFloatCompare
+from sm5.conformance.mutants.dmovc_zw_cond_from_x import DmovcZwCondFromX
+from sm5.conformance.mutants.dmovc_zw_into_xy import DmovcZwIntoXy
+from sm5.conformance.mutants.doubles_flag_ignored import DoublesFlagIgnored
+from sm5.conformance.mutants.illegal_masks_accepted import IllegalMasksAccepted
+from sm5.conformance.mutants.index_oob_clamped import IndexOobClamped
+from sm5.conformance.mutants.neg_as_f32 import NegAsF32
+from sm5.conformance.mutants.neg_dropped import NegDropped
+from sm5.conformance.mutants.raw_address_in_words import RawAddressInWords
+from sm5.conformance.mutants.sat_dropped import SatDropped
+from sm5.conformance.mutants.sat_nan_kept import SatNanKept
+from sm5.conformance.mutants.stage_table_11_1 import StageTable111
+from sm5.conformance.mutants.struct_bound_off_by_one import StructBoundOffByOne
+from sm5.conformance.mutants.struct_offset_ignored import StructOffsetIgnored
+from sm5.conformance.mutants.swizzle_ignored import SwizzleIgnored
+from sm5.conformance.mutants.tgsm_stride_in_dwords import TgsmStrideInDwords
+from sm5.conformance.mutants.typed_index_as_bytes import TypedIndexAsBytes
+from sm5.conformance.mutants.typed_oob_clamped import TypedOobClamped
+from sm5.conformance.mutants.wrap32_index_stride import Wrap32IndexStride
+from sm5.conformance.mutants.write_mask_ignored import WriteMaskIgnored
 
 #: Every mutant by name, in name order.
 MUTANTS: dict[str, type[NaiveTranslator]] = {cls.name: cls for cls in sorted((

@@ -8,7 +8,7 @@ sources as 64-bit values precisely to avoid this.
 
 from __future__ import annotations
 
-from conformance.mutants.base import NaiveTranslator
+from sm5.conformance.mutants.base import NaiveTranslator
 
 LOW_SIGN = 1 << 31
 

@@ -7,7 +7,7 @@ write) lets helper lanes add to memory.
 
 from __future__ import annotations
 
-from conformance.mutants.base import NaiveTranslator
+from sm5.conformance.mutants.base import NaiveTranslator
 
 
 class AtomicIgnoresInactive(NaiveTranslator):

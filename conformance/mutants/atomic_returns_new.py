@@ -6,7 +6,7 @@ writes ``*dst += src`` and then reads the word back returns the new one.
 
 from __future__ import annotations
 
-from conformance.mutants.base import NaiveTranslator
+from sm5.conformance.mutants.base import NaiveTranslator
 
 
 class AtomicReturnsNew(NaiveTranslator):

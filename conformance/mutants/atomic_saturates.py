@@ -7,7 +7,7 @@ instead of truncating does not.
 
 from __future__ import annotations
 
-from conformance.mutants.base import U32, NaiveTranslator
+from sm5.conformance.mutants.base import U32, NaiveTranslator
 
 
 class AtomicSaturates(NaiveTranslator):

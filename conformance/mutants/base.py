@@ -15,14 +15,14 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.interface import Result
-from oracle.asm import parse_vector_program
-from oracle.errors import Sm5Error
-from oracle.legality import violations
-from oracle.program import COMPONENTS, Instruction, Operand, Program
-from oracle.spec import LegalityRule
-from oracle.state import state_from_json
-from vectors.format import Vector
+from sm5.conformance.interface import Result
+from sm5.oracle.asm import parse_vector_program
+from sm5.oracle.errors import Sm5Error
+from sm5.oracle.legality import violations
+from sm5.oracle.program import COMPONENTS, Instruction, Operand, Program
+from sm5.oracle.spec import LegalityRule
+from sm5.oracle.state import state_from_json
+from sm5.vectors.format import Vector
 
 U32 = 0xFFFFFFFF
 SIGN64 = 1 << 63

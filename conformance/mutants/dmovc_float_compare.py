@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 
-from conformance.mutants.base import NaiveTranslator
+from sm5.conformance.mutants.base import NaiveTranslator
 
 
 class DmovcFloatCompare(NaiveTranslator):

@@ -8,7 +8,7 @@ discusses the same compaction).
 
 from __future__ import annotations
 
-from conformance.mutants.base import NaiveTranslator
+from sm5.conformance.mutants.base import NaiveTranslator
 
 
 class DmovcZwCondFromX(NaiveTranslator):

@@ -7,7 +7,7 @@ into x and y.
 
 from __future__ import annotations
 
-from conformance.mutants.base import NaiveTranslator
+from sm5.conformance.mutants.base import NaiveTranslator
 
 
 class DmovcZwIntoXy(NaiveTranslator):

@@ -7,9 +7,9 @@ validator modelled on a translator forgets the global flag.
 
 from __future__ import annotations
 
-from conformance.mutants.base import NaiveTranslator
-from oracle.spec import LegalityRule
-from vectors.format import Vector
+from sm5.conformance.mutants.base import NaiveTranslator
+from sm5.oracle.spec import LegalityRule
+from sm5.vectors.format import Vector
 
 
 class DoublesFlagIgnored(NaiveTranslator):

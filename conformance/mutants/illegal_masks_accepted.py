@@ -8,9 +8,9 @@ through and then executes them.
 
 from __future__ import annotations
 
-from conformance.mutants.base import NaiveTranslator
-from oracle.spec import LegalityRule
-from vectors.format import Vector
+from sm5.conformance.mutants.base import NaiveTranslator
+from sm5.oracle.spec import LegalityRule
+from sm5.vectors.format import Vector
 
 
 class IllegalMasksAccepted(NaiveTranslator):

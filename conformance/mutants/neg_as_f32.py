@@ -6,7 +6,7 @@ The negate counterpart of ``abs_as_f32``: a per-component float negate flips the
 
 from __future__ import annotations
 
-from conformance.mutants.base import NaiveTranslator
+from sm5.conformance.mutants.base import NaiveTranslator
 
 LOW_SIGN = 1 << 31
 

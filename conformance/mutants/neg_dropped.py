@@ -7,7 +7,7 @@ dmovc's sources with their modifiers applied as double operations.
 
 from __future__ import annotations
 
-from conformance.mutants.base import NaiveTranslator
+from sm5.conformance.mutants.base import NaiveTranslator
 
 
 class NegDropped(NaiveTranslator):

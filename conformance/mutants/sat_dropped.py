@@ -7,7 +7,7 @@ outside [0, 1] and NaNs unclamped.
 
 from __future__ import annotations
 
-from conformance.mutants.base import NaiveTranslator
+from sm5.conformance.mutants.base import NaiveTranslator
 
 
 class SatDropped(NaiveTranslator):

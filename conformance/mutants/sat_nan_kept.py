@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from conformance.mutants.base import NaiveTranslator, f64
+from sm5.conformance.mutants.base import NaiveTranslator, f64
 
 
 class SatNanKept(NaiveTranslator):

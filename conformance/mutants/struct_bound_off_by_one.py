@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.mutants.base import NaiveTranslator
+from sm5.conformance.mutants.base import NaiveTranslator
 
 
 class StructBoundOffByOne(NaiveTranslator):

@@ -7,8 +7,8 @@ single component (``r0.y``) are still honoured: only four-letter swizzles are dr
 
 from __future__ import annotations
 
-from conformance.mutants.base import Machine, NaiveTranslator
-from oracle.program import Operand
+from sm5.conformance.mutants.base import Machine, NaiveTranslator
+from sm5.oracle.program import Operand
 
 
 class SwizzleIgnored(NaiveTranslator):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.mutants.base import U32, NaiveTranslator
+from sm5.conformance.mutants.base import U32, NaiveTranslator
 
 
 class Wrap32IndexStride(NaiveTranslator):

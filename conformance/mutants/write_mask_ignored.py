@@ -7,7 +7,7 @@ words (up to the end of the structure) from src0's remaining components.
 
 from __future__ import annotations
 
-from conformance.mutants.base import NaiveTranslator
+from sm5.conformance.mutants.base import NaiveTranslator
 
 
 class WriteMaskIgnored(NaiveTranslator):

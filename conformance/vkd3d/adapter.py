@@ -15,7 +15,7 @@ vkd3d-shader, dispatch one thread group on lavapipe, decode the final state.
 * **Isolation.** lavapipe does not bounds-check groupshared memory; an out-of-bounds ``g#``
   access can crash the process. The adapter asks the oracle which clauses an instance fires
   (only to choose where to run it) and runs instances that leave shared memory undefined in a
-  child process (`conformance.vkd3d.child`): a crash becomes an ``error`` result and the run
+  child process (`sm5.conformance.vkd3d.child`): a crash becomes an ``error`` result and the run
   goes on.
 * **Unsupported.** A vector a compute harness cannot express (a helper invocation), and an
   opcode the translator does not know (Debian's vkd3d-compiler 1.2 lacks ``dmovc``: "Unrecognized
@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
 
-from conformance.interface import Result
-from conformance.vkd3d.child import DEFAULT_TIMEOUT_S, ChildFailed, IsolatedRunner
-from conformance.vkd3d.shader import (
+from sm5.conformance.interface import Result
+from sm5.conformance.vkd3d.child import DEFAULT_TIMEOUT_S, ChildFailed, IsolatedRunner
+from sm5.conformance.vkd3d.shader import (
     SpirvError,
     Translator,
     UavMode,
@@ -46,7 +46,7 @@ from conformance.vkd3d.shader import (
     spirv_descriptors,
     unavailable_reason,
 )
-from conformance.vkd3d.vulkan_runner import (
+from sm5.conformance.vkd3d.vulkan_runner import (
     BindingKind,
     BufferBinding,
     RunOutput,
@@ -55,14 +55,14 @@ from conformance.vkd3d.vulkan_runner import (
     VulkanRunner,
     VulkanUnavailable,
 )
-from oracle.asm import parse_vector_program
-from oracle.dxbc import program_to_dxbc
-from oracle.errors import NotExpressible, Sm5Error
-from oracle.executor import execute
-from oracle.harness import Harness, build_harness, decode_state
-from oracle.program import Program
-from oracle.state import MachineState, state_from_json, state_to_json
-from vectors.format import Vector
+from sm5.oracle.asm import parse_vector_program
+from sm5.oracle.dxbc import program_to_dxbc
+from sm5.oracle.errors import NotExpressible, Sm5Error
+from sm5.oracle.executor import execute
+from sm5.oracle.harness import Harness, build_harness, decode_state
+from sm5.oracle.program import Program
+from sm5.oracle.state import MachineState, state_from_json, state_to_json
+from sm5.vectors.format import Vector
 
 NAME = "vkd3d"
 #: Known divergences of this target (conformance.expectations format).

@@ -42,12 +42,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from conformance.vkd3d.vulkan_runner import BufferBinding, RunOutput
+from sm5.conformance.vkd3d.vulkan_runner import BufferBinding, RunOutput
 
 DEFAULT_TIMEOUT_S = 60.0
 #: Extra time the parent grants the zygote beyond a dispatch's own time-out.
 ZYGOTE_MARGIN_S = 30.0
-_MODULE = "conformance.vkd3d.child"
+_MODULE = "sm5.conformance.vkd3d.child"
 _STDERR_TAIL = 400
 _READ_CHUNK = 1 << 16
 
@@ -409,7 +409,7 @@ def _read_until_eof(fd: int, deadline: float) -> tuple[bytes, bool]:
 
 def _serve(doc: Mapping[str, Any], instance: Any) -> tuple[Reply, Callable[[], None] | None]:
     """The child's job: one dispatch on a device of its own (on the zygote's instance)."""
-    from conformance.vkd3d.vulkan_runner import VulkanRunner
+    from sm5.conformance.vkd3d.vulkan_runner import VulkanRunner
 
     try:
         spirv, bindings, groups, robust = decode_request(doc)
@@ -435,7 +435,7 @@ def _preload() -> Any:
     the children to report (they then create everything themselves).
     """
     try:
-        from conformance.vkd3d.vulkan_runner import VulkanRunner, create_instance
+        from sm5.conformance.vkd3d.vulkan_runner import VulkanRunner, create_instance
 
         VulkanRunner().close()
         instance = create_instance()

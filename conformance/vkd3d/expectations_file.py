@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from conformance.expectations import Expectations, load_expectations
-from conformance.vkd3d.adapter import EXPECTATIONS_FILE
+from sm5.conformance.expectations import Expectations, load_expectations
+from sm5.conformance.vkd3d.adapter import EXPECTATIONS_FILE
 
 
 def vkd3d_expectations() -> Expectations:

@@ -35,7 +35,7 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any, Literal, get_args
 
-from conformance.vkd3d.shader import (
+from sm5.conformance.vkd3d.shader import (
     SpirvError,
     cache_root,
     spirv_descriptors,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oracle.dxbc.container import (
+from sm5.oracle.dxbc.container import (
     Chunk,
     Container,
     build_container,
@@ -12,10 +12,10 @@ from oracle.dxbc.container import (
     read_container,
     shader_container,
 )
-from oracle.dxbc.tokens import DEFAULT_TARGET, encode_program
-from oracle.encoding_spec import Encoding
-from oracle.program import Program
-from oracle.spec import Spec
+from sm5.oracle.dxbc.tokens import DEFAULT_TARGET, encode_program
+from sm5.oracle.encoding_spec import Encoding
+from sm5.oracle.program import Program
+from sm5.oracle.spec import Spec
 
 
 def program_to_dxbc(program: Program, *, spec: Spec | None = None,

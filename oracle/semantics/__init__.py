@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from oracle.program import Instruction, Program
-from oracle.semantics.dmovc import dmovc
-from oracle.semantics.imm_atomic_iadd import imm_atomic_iadd
-from oracle.semantics.store_structured import store_structured
-from oracle.spec import InstructionSpec
-from oracle.state import Execution, MachineState
+from sm5.oracle.program import Instruction, Program
+from sm5.oracle.semantics.dmovc import dmovc
+from sm5.oracle.semantics.imm_atomic_iadd import imm_atomic_iadd
+from sm5.oracle.semantics.store_structured import store_structured
+from sm5.oracle.spec import InstructionSpec
+from sm5.oracle.state import Execution, MachineState
 
 SemanticsFn = Callable[[Instruction, Program, MachineState, InstructionSpec], Execution]
 

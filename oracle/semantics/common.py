@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from oracle.clauses import outcomes_of
-from oracle.errors import ExecError
-from oracle.spec import Clause
-from oracle.state import (
+from sm5.oracle.clauses import outcomes_of
+from sm5.oracle.errors import ExecError
+from sm5.oracle.spec import Clause
+from sm5.oracle.state import (
     Accept,
     Execution,
     ExpectedResource,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 
-from oracle.clauses import classify, full_env, outcomes_of
-from oracle.operands import components
-from oracle.program import COMPONENTS, Instruction, Program
-from oracle.semantics.common import Draft
-from oracle.spec import InstructionSpec
-from oracle.state import (
+from sm5.oracle.clauses import classify, full_env, outcomes_of
+from sm5.oracle.operands import components
+from sm5.oracle.program import COMPONENTS, Instruction, Program
+from sm5.oracle.semantics.common import Draft
+from sm5.oracle.spec import InstructionSpec
+from sm5.oracle.state import (
     Accept,
     Execution,
     F64Nan,

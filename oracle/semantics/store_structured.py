@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from oracle.clauses import address_of, classify, outcomes_of
-from oracle.operands import components, scalar
-from oracle.program import Instruction, Program
-from oracle.semantics.common import Draft, resource
-from oracle.spec import InstructionSpec
-from oracle.state import Execution, MachineState
+from sm5.oracle.clauses import address_of, classify, outcomes_of
+from sm5.oracle.operands import components, scalar
+from sm5.oracle.program import Instruction, Program
+from sm5.oracle.semantics.common import Draft, resource
+from sm5.oracle.spec import InstructionSpec
+from sm5.oracle.state import Execution, MachineState
 
 
 def store_structured(instr: Instruction, program: Program, state: MachineState,

@@ -1,1 +1,1 @@
-"""The theorems about the spec, one module per kind; ``oracle.proofs`` runs them all."""
+"""The theorems about the spec, one module per kind; ``sm5.oracle.proofs`` runs them all."""

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from oracle.errors import RuleError
-from oracle.rules import Value
-from oracle.theorems.base import Budget, Context, Found, TheoremTimeout, new_solver, show
-from oracle.theorems.welldefined import labelled_rules
-from oracle.z3rules import Encoding, evaluate_in, symbols, translate
+from sm5.oracle.errors import RuleError
+from sm5.oracle.rules import Value
+from sm5.oracle.theorems.base import Budget, Context, Found, TheoremTimeout, new_solver, show
+from sm5.oracle.theorems.welldefined import labelled_rules
+from sm5.oracle.z3rules import Encoding, evaluate_in, symbols, translate
 
 
 def agreement(ctx: Context, budget: Budget, models: Sequence[Mapping[str, Value]]) -> Found:

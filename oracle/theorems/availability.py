@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from oracle.spec import InstructionSpec, Model
-from oracle.theorems.base import Found
+from sm5.oracle.spec import InstructionSpec, Model
+from sm5.oracle.theorems.base import Found
 
 
 def availability(spec: InstructionSpec, model: Model) -> Found:

@@ -15,10 +15,10 @@ from typing import Any, Literal
 
 import z3
 
-from oracle.errors import Sm5Error
-from oracle.rules import Rule, Value, parse_rule
-from oracle.spec import Clause, Group, InstructionSpec
-from oracle.z3rules import Encoding, Symbols, symbols, translate
+from sm5.oracle.errors import Sm5Error
+from sm5.oracle.rules import Rule, Value, parse_rule
+from sm5.oracle.spec import Clause, Group, InstructionSpec
+from sm5.oracle.z3rules import Encoding, Symbols, symbols, translate
 
 Status = Literal["proved", "counterexample-as-expected", "failed", "timeout"]
 STATUSES: tuple[Status, ...] = ("proved", "counterexample-as-expected", "failed", "timeout")

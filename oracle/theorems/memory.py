@@ -28,11 +28,11 @@ from typing import Any
 
 import z3
 
-from oracle.clauses import full_env
-from oracle.errors import Sm5Error
-from oracle.rules import Rule, Value, evaluate
-from oracle.spec import Clause, Group
-from oracle.theorems.base import (
+from sm5.oracle.clauses import full_env
+from sm5.oracle.errors import Sm5Error
+from sm5.oracle.rules import Rule, Value, evaluate
+from sm5.oracle.spec import Clause, Group
+from sm5.oracle.theorems.base import (
     COMPONENTS,
     COUNT,
     KIND,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import z3
 
-from oracle.theorems.base import (
+from sm5.oracle.theorems.base import (
     MEMORY_OUTCOMES,
     Budget,
     Context,

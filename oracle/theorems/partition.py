@@ -12,10 +12,18 @@ from collections.abc import Mapping
 
 import z3
 
-from oracle.clauses import full_env
-from oracle.rules import Value
-from oracle.spec import Group
-from oracle.theorems.base import Budget, Context, Found, fired_in, new_solver, show, small_witness
+from sm5.oracle.clauses import full_env
+from sm5.oracle.rules import Value
+from sm5.oracle.spec import Group
+from sm5.oracle.theorems.base import (
+    Budget,
+    Context,
+    Found,
+    fired_in,
+    new_solver,
+    show,
+    small_witness,
+)
 
 
 def partition(ctx: Context, group: Group, budget: Budget) -> Found:

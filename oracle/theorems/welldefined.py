@@ -1,7 +1,7 @@
 """Well-definedness: every expression of a semantics evaluates, exactly, in both encodings.
 
 For ``assume`` (under the input ranges) and every derived value, scope, clause condition and the
-address (under the ranges and ``assume``), the side conditions of ``oracle.z3rules`` hold: no
+address (under the ranges and ``assume``), the side conditions of ``sm5.oracle.z3rules`` hold: no
 division by zero, no negative shift, and, in the 128-bit bit-vector encoding, no overflow. This
 is the machine-checked form of "128 bits are enough for every rule of the spec".
 """
@@ -13,10 +13,10 @@ from typing import Any
 
 import z3
 
-from oracle.rules import Rule
-from oracle.spec import Semantics
-from oracle.theorems.base import Budget, Context, Found, new_solver, show
-from oracle.z3rules import WIDTH, Encoding, symbols, translate
+from sm5.oracle.rules import Rule
+from sm5.oracle.spec import Semantics
+from sm5.oracle.theorems.base import Budget, Context, Found, new_solver, show
+from sm5.oracle.z3rules import WIDTH, Encoding, symbols, translate
 
 
 def labelled_rules(semantics: Semantics) -> Iterator[tuple[str, Rule]]:

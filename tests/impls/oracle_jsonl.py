@@ -13,8 +13,8 @@ import signal
 import sys
 import time
 
-from conformance.oracle_impl import OracleImplementation
-from vectors.format import Vector
+from sm5.conformance.oracle_impl import OracleImplementation
+from sm5.vectors.format import Vector
 
 mode, trigger = (sys.argv[1], sys.argv[2]) if len(sys.argv) == 3 else ("", "\0")
 oracle = OracleImplementation()
