@@ -18,8 +18,8 @@ from sm5.oracle.errors import Sm5Error
 from sm5.oracle.executor import check_state, execute
 from sm5.oracle.legality import first_violation
 from sm5.oracle.program import Instruction, Program
-from sm5.oracle.semantics import SEMANTICS, SemanticsFn
-from sm5.oracle.spec import InstructionSpec, load_default
+from sm5.oracle.semantics import run_instruction
+from sm5.oracle.spec import InstructionSpec, Model, load_default
 from sm5.oracle.state import (
     Accept,
     Execution,
@@ -62,7 +62,7 @@ class _Plan:
     program: Program
     instruction: Instruction
     spec: InstructionSpec
-    semantics: SemanticsFn
+    model: Model
 
 
 @lru_cache(maxsize=4096)
@@ -73,7 +73,7 @@ def _plan(program: tuple[str, ...]) -> _Plan | None:
     if len(under_test) != 1:
         return None
     name = under_test[0].name
-    return _Plan(parsed_program, under_test[0], spec.instruction(name), SEMANTICS[name])
+    return _Plan(parsed_program, under_test[0], spec.instruction(name), spec.model)
 
 
 Shape = tuple[tuple[tuple[str, str, int, int, int, str], ...], tuple[str, ...], str]
@@ -108,7 +108,7 @@ def oracle_execution(vector: Vector, state: MachineState) -> Execution:
     if plan is None:  # not exactly one specified instruction: the executor says so
         return execute(parse_vector_program(vector.program), state, vector.target, vector.runtime)
     _check_shape(vector.program, _shape(state), vector.target)
-    return plan.semantics(plan.instruction, plan.program, state, plan.spec)
+    return run_instruction(plan.instruction, plan.program, state, plan.spec, plan.model)
 
 
 def clear_caches() -> None:

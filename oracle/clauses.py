@@ -11,11 +11,7 @@ from collections.abc import Mapping
 
 from sm5.oracle.errors import ExecError
 from sm5.oracle.rules import Value
-from sm5.oracle.spec import Clause, InstructionSpec, Semantics
-
-#: The outcome vocabulary, in the order outcomes are listed.
-OUTCOMES = ("defined", "no_write", "resource_undefined", "tgsm_undefined", "dst_undefined",
-            "dst_constrained", "rejected")
+from sm5.oracle.spec import Clause, InstructionSpec, Semantics, load_default
 
 
 def full_env(semantics: Semantics, inputs: Mapping[str, Value]) -> dict[str, Value]:
@@ -50,16 +46,21 @@ def classify(spec: InstructionSpec, inputs: Mapping[str, Value]) -> tuple[Clause
 
 
 def outcomes_of(clauses: tuple[Clause, ...]) -> tuple[str, ...]:
-    """The union of the clauses' outcomes in vocabulary order."""
+    """The union of the clauses' outcomes in vocabulary order (spec/model.yaml ``outcomes``)."""
     union = {o for c in clauses for o in c.outcomes}
-    return tuple(o for o in OUTCOMES if o in union)
+    order = load_default().model.outcome_names
+    return tuple(o for o in order if o in union) + tuple(sorted(union - set(order)))
 
 
-def address_of(spec: InstructionSpec, inputs: Mapping[str, Value]) -> int:
+def address_of(semantics: Semantics, inputs: Mapping[str, Value]) -> int:
     """The byte address of the access per the source's pseudocode (the YAML ``address``)."""
-    if spec.semantics.address is None:
-        raise ExecError(f"{spec.name} has no address formula")
-    value = spec.semantics.address.evaluate(full_env(spec.semantics, inputs))
+    if semantics.address is None:
+        raise ExecError("the instruction has no address formula")
+    env = dict(inputs)
+    for derived in semantics.derived:
+        if all(n in env for n in derived.expr.names):
+            env[derived.name] = derived.expr.evaluate(env)
+    value = semantics.address.evaluate(env)
     if not isinstance(value, int) or isinstance(value, bool):
-        raise ExecError(f"{spec.name}: address formula gave {value!r}")
+        raise ExecError(f"the address formula gave {value!r}")
     return value

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sm5.oracle.errors import ExecError, StateError
 from sm5.oracle.legality import declared_kind, first_violation
 from sm5.oracle.program import Program
-from sm5.oracle.semantics import SEMANTICS
+from sm5.oracle.semantics import run_instruction
 from sm5.oracle.spec import Spec, load_default
 from sm5.oracle.state import Execution, MachineState
 
@@ -28,8 +28,8 @@ def execute(program: Program, state: MachineState, target: str = "cs_5_0",
         return Execution(("rejected",), (), None, rule=rule.id, reason=rule.text)
     instruction = under_test[0]
     check_state(program, state, spec, spec.model.target(target).stage)
-    return SEMANTICS[instruction.name](instruction, program, state,
-                                       spec.instruction(instruction.name))
+    return run_instruction(instruction, program, state, spec.instruction(instruction.name),
+                           spec.model)
 
 
 def check_state(program: Program, state: MachineState, spec: Spec, stage: str) -> None:

@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from sm5.oracle.errors import ExecError
 from sm5.oracle.program import Declaration, Instruction, Operand, Program
 from sm5.oracle.rules import Value
-from sm5.oracle.spec import InstructionSpec, LegalityRule, OperandSpec, Spec, load_default
+from sm5.oracle.spec import (
+    MEMORY_ALIAS,
+    InstructionSpec,
+    LegalityRule,
+    OperandSpec,
+    Spec,
+    load_default,
+)
 from sm5.oracle.state import MachineState
 
 
@@ -151,9 +158,14 @@ def declared_kind(program: Program, register: str, spec: Spec) -> tuple[str, str
     return kind, (decl.return_type[0] if decl.return_type else "")
 
 
-def has_feature(program: Program, feature: str, spec: Spec) -> bool:
-    flag = spec.model.features[feature]
-    return any(d.name == "dcl_globalFlags" and flag in d.flags for d in program.declarations)
+def has_feature(program: Program, feature: str, ctx: Context, spec: Spec) -> bool:
+    """A feature of the model (spec/model.yaml ``features``) as a legality variable."""
+    described = spec.model.features[feature]
+    if described.global_flag is not None:
+        flag = described.global_flag
+        return any(d.name == "dcl_globalFlags" and flag in d.flags for d in program.declarations)
+    assert described.runtime_stages == "uav_stages"
+    return ctx.stage in spec.model.runtime(ctx.runtime).uav_stages
 
 
 def instance_features(instruction: Instruction, program: Program, ctx: Context,
@@ -162,24 +174,26 @@ def instance_features(instruction: Instruction, program: Program, ctx: Context,
     ins = spec.instructions[instruction.name]
     env: dict[str, Value] = {
         "target": ctx.target, "stage": ctx.stage, "model": ctx.model, "runtime": ctx.runtime,
-        "sat": instruction.sat, "doubles": has_feature(program, "doubles", spec),
+        "sat": instruction.sat,
     }
+    for feature in spec.model.features:
+        env[feature] = has_feature(program, feature, ctx, spec)
     for op_spec, op in zip(ins.operands, instruction.operands, strict=True):
         resource = op.file in spec.model.resource_files
         kind, rtype = declared_kind(program, op.register, spec) if resource else ("", "")
         fmt = ""
         if state is not None and op.register in state.resources:
             fmt = state.resources[op.register].format
-        env.update({
-            f"{op_spec.name}_file": op.file,
-            f"{op_spec.name}_index": -1 if op.index is None else op.index,
-            f"{op_spec.name}_mask": op.components if op.selection == "mask" else "",
-            f"{op_spec.name}_swizzle": op.components if op.selection == "swizzle" else "",
-            f"{op_spec.name}_select": op.components if op.selection == "select" else "",
-            f"{op_spec.name}_neg": op.neg, f"{op_spec.name}_abs": op.abs,
-            f"{op_spec.name}_kind": kind, f"{op_spec.name}_type": rtype,
-            f"{op_spec.name}_format": fmt,
-        })
+        values: dict[str, Value] = {
+            "file": op.file, "index": -1 if op.index is None else op.index,
+            "mask": op.components if op.selection == "mask" else "",
+            "swizzle": op.components if op.selection == "swizzle" else "",
+            "select": op.components if op.selection == "select" else "",
+            "neg": op.neg, "abs": op.abs, "kind": kind, "type": rtype, "format": fmt,
+        }
+        prefixes = [op_spec.name] + ([MEMORY_ALIAS] if op_spec.role == "memory" else [])
+        for prefix in prefixes:
+            env.update({f"{prefix}_{k}": v for k, v in values.items()})
     return env
 
 

@@ -73,10 +73,13 @@ class Rule:
         return value
 
 
-def parse_rule(text: str, *, where: str, known: frozenset[str] | None = None) -> Rule:
+def parse_rule(text: str, *, where: str, known: frozenset[str] | None = None,
+               constants: Mapping[str, int] | None = None) -> Rule:
     """Parse ``text``; reject anything outside the whitelist, naming ``where`` and the text.
 
-    ``known`` (when given) is the set of variable names the expression may read.
+    ``known`` (when given) is the set of variable names the expression may read. ``constants``
+    are named values (the model's limits) replaced by their value in the tree, so evaluation and
+    the z3 translation see plain integers while the text keeps the name.
     """
     names: set[str] = set()
     try:
@@ -86,6 +89,11 @@ def parse_rule(text: str, *, where: str, known: frozenset[str] | None = None) ->
         raise RuleError(f"{text!r} is not an expression: {exc.msg}", where=where) from None
     except (RecursionError, MemoryError):
         raise RuleError(f"expression nested too deeply: {text[:60]!r}...", where=where) from None
+    if constants:
+        used = names & set(constants)
+        if used:
+            module = ast.fix_missing_locations(_Substitute(constants).visit(module))
+            names -= used
     if known is not None:
         unknown = sorted(names - known)
         if unknown:
@@ -93,6 +101,18 @@ def parse_rule(text: str, *, where: str, known: frozenset[str] | None = None) ->
                 f"{text!r} reads unknown variable(s) {', '.join(unknown)}; "
                 f"expected one of {', '.join(sorted(known))}", where=where)
     return Rule(text=text, tree=module.body, names=frozenset(names))
+
+
+class _Substitute(ast.NodeTransformer):
+    """Replace the names of constants by their values."""
+
+    def __init__(self, constants: Mapping[str, int]) -> None:
+        self.constants = constants
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.constants:
+            return ast.copy_location(ast.Constant(self.constants[node.id]), node)
+        return node
 
 
 def _reject(node: ast.AST, text: str, where: str, what: str) -> RuleError:

@@ -8,6 +8,7 @@ written once, in the YAML.
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
@@ -17,6 +18,7 @@ from typing import Any
 
 from sm5.oracle.errors import RuleError, SpecError
 from sm5.oracle.rules import Rule, parse_rule
+from sm5.oracle.spec_expand import apply_template, expand_memory, prefix_ids
 from sm5.oracle.yamlio import load_yaml, validate
 
 ALL_MODIFIERS = ("neg", "abs")
@@ -72,6 +74,7 @@ class RegisterFile:
     title: str
     components: int
     stages: tuple[str, ...]
+    shared: bool = False
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,26 @@ class ResourceKind:
     file: str
     kind: str
     declaration: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """An outcome of the vocabulary: what it does (``effect``) to which part (``scope``)."""
+
+    name: str
+    effect: str
+    scope: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Feature:
+    """A legality variable: a global flag the program declares, or a runtime's stage list."""
+
+    name: str
+    global_flag: str | None
+    runtime_stages: str | None
+    title: str
 
 
 @dataclass(frozen=True)
@@ -94,7 +117,21 @@ class Model:
     invocation_states: tuple[str, ...]
     invocation_stages: Mapping[str, tuple[str, ...]]
     limits: Mapping[str, int]
-    features: Mapping[str, str]
+    features: Mapping[str, Feature]
+    outcomes: tuple[Outcome, ...]
+    acceptance: Mapping[str, str]
+
+    @cached_property
+    def outcome_names(self) -> tuple[str, ...]:
+        """Every outcome name, in vocabulary order."""
+        return tuple(o.name for o in self.outcomes)
+
+    def outcomes_where(self, *, effect: str | None = None,
+                       scopes: tuple[str, ...] | None = None) -> frozenset[str]:
+        """The outcome names with that effect and/or in one of those scopes."""
+        return frozenset(o.name for o in self.outcomes
+                         if (effect is None or o.effect == effect)
+                         and (scopes is None or o.scope in scopes))
 
     @cached_property
     def targets(self) -> tuple[Target, ...]:
@@ -122,6 +159,11 @@ class Model:
     def resource_files(self) -> frozenset[str]:
         """Register files that name memory resources (u#, g#), from ``resource_kinds``."""
         return frozenset(k.file for k in self.resource_kinds)
+
+    @cached_property
+    def shared_memory_files(self) -> frozenset[str]:
+        """Register files of thread-group shared memory (g#)."""
+        return frozenset(f.name for f in self.register_files if f.shared)
 
     @property
     def file_names(self) -> tuple[str, ...]:
@@ -213,6 +255,7 @@ class Clause:
     text: str
     source: SourceRef
     erratum: str | None
+    accept: str | None = None
 
 
 @dataclass(frozen=True)
@@ -225,6 +268,29 @@ class Group:
 
 
 @dataclass(frozen=True)
+class Binding:
+    """Where a semantic input comes from (the instruction file's ``from:``).
+
+    ``kind`` is one of: ``operand`` (the selected or a given post-swizzle component, or
+    ``component == -1`` for the component numbered like the current lane), ``lane`` (the 64-bit
+    double of the current lane), ``modifier`` (the operand carries ``neg``/``abs``), ``sat``,
+    ``resource`` (a field of the operand's resource), ``invocation``, ``memory`` (the word at
+    the access's address), ``mask`` (the write mask's width), ``reach`` (how many words of a
+    memory operand its swizzle reads for the masked components), ``constant``.
+    """
+
+    kind: str
+    operand: str = ""
+    component: int = 0
+    field: str = ""
+    mask: str = ""
+    value: int = 0
+
+
+LANE_COMPONENT = -1
+
+
+@dataclass(frozen=True)
 class Input:
     name: str
     type: str
@@ -232,6 +298,36 @@ class Input:
     min: int | None = None
     max: int | None = None
     values: tuple[str, ...] = ()
+    source: Binding = Binding("constant")
+
+
+@dataclass(frozen=True)
+class MemoryAccess:
+    """The instruction's access on the shared memory definition (spec/shared/memory.yaml)."""
+
+    operand: str
+    mode: str  # read | write | rmw | rmw_return
+    address: tuple[str, ...]
+    returns: str | None
+    value: str | None
+    kernel: Rule | None
+
+
+@dataclass(frozen=True)
+class Lanes:
+    """One evaluation per lane of ``operand``'s write mask (``f64``: .xy is lane 0, .zw 1)."""
+
+    operand: str
+    type: str
+    text: str
+
+
+@dataclass(frozen=True)
+class RegisterResult:
+    """The register operand that receives the derived value ``value`` (per lane)."""
+
+    operand: str
+    value: str
 
 
 @dataclass(frozen=True)
@@ -249,7 +345,15 @@ class Semantics:
     address: Rule | None
     address_source: SourceRef | None
     groups: tuple[Group, ...]
-    lanes: str | None
+    lanes: Lanes | None
+    memory: MemoryAccess | None = None
+    result: RegisterResult | None = None
+
+    def input(self, name: str) -> Input:
+        for item in self.inputs:
+            if item.name == name:
+                return item
+        raise KeyError(name)
 
     @property
     def clauses(self) -> tuple[Clause, ...]:
@@ -388,12 +492,26 @@ def load_spec(root: Path) -> Spec:
     model = _build_model(model_doc)
     decl_doc = _load(root / "declarations.yaml", "declarations")
     aux_doc = _load(root / "auxiliary.yaml", "auxiliary")
+    shared_memory = _load(root / "shared" / "memory.yaml", "memory")
+    templates = {path.stem: load_yaml(path)
+                 for path in sorted((root / "templates").glob("*.yaml"))}
+    for name, template in templates.items():
+        if not isinstance(template, dict):
+            raise SpecError("a template is a mapping of instruction fields",
+                            where=str(root / "templates" / f"{name}.yaml"))
+    kinds = tuple((k.file, k.kind) for k in model.resource_kinds)
     instructions: dict[str, InstructionSpec] = {}
     paths = sorted((root / "instructions").glob("*.yaml"))
     if not paths:
         raise SpecError("no instruction files", where=str(root / "instructions"))
     for path in paths:
-        doc = _load(path, "instruction")
+        raw = load_yaml(path)
+        if not isinstance(raw, dict):
+            raise SpecError("an instruction file is a mapping", where=str(path))
+        doc = apply_template(raw, templates, str(path))
+        doc = prefix_ids(expand_memory(doc, shared_memory, kinds, str(path)))
+        what = f"{path} (with template {raw['extends']})" if "extends" in raw else str(path)
+        validate(doc, "instruction", what)
         instruction = _build_instruction(doc, path, model)
         if instruction.name != path.stem:
             raise SpecError(f"field name: {instruction.name!r} differs from the file name "
@@ -434,7 +552,8 @@ def _build_model(doc: Mapping[str, Any]) -> Model:
         runtimes=tuple(Runtime(r["name"], tuple(r["uav_stages"]), r["uav_slots"], _src(r["source"]))
                        for r in doc["runtimes"]),
         register_files=tuple(
-            RegisterFile(f["name"], f["title"], f["components"], tuple(f["stages"]))
+            RegisterFile(f["name"], f["title"], f["components"], tuple(f["stages"]),
+                         f.get("shared", False))
             for f in doc["register_files"]),
         resource_kinds=tuple(ResourceKind(k["file"], k["kind"], k["declaration"])
                              for k in doc["resource_kinds"]),
@@ -442,24 +561,38 @@ def _build_model(doc: Mapping[str, Any]) -> Model:
         invocation_states=tuple(s["name"] for s in doc["invocation_states"]),
         invocation_stages={s["name"]: tuple(s["stages"]) for s in doc["invocation_states"]},
         limits={k: v for k, v in doc["limits"].items() if k != "source"},
-        features={f["name"]: f["global_flag"] for f in doc["features"]},
+        features={f["name"]: Feature(f["name"], f.get("global_flag"), f.get("runtime_stages"),
+                                     f["title"]) for f in doc["features"]},
+        outcomes=tuple(Outcome(o["name"], o["effect"], o["scope"], o["text"])
+                       for o in doc["outcomes"]),
+        acceptance={a["name"]: a["text"] for a in doc["acceptance"]},
     )
 
 
-def _rule(text: str, where: str, known: frozenset[str] | None) -> Rule:
+def _rule(text: str, where: str, known: frozenset[str] | None,
+          constants: Mapping[str, int] | None = None) -> Rule:
     try:
-        return parse_rule(text, where=where, known=known)
+        return parse_rule(text, where=where, known=known, constants=constants)
     except RuleError as exc:
         raise SpecError(exc.message, where=exc.where) from None
 
 
-def instance_features(operands: tuple[OperandSpec, ...]) -> frozenset[str]:
+#: The per-operand legality variables (``<operand>_<suffix>``).
+OPERAND_FEATURES = ("file", "index", "mask", "swizzle", "select", "neg", "abs", "kind", "type",
+                    "format")
+#: The memory operand's variables under a role name, so shared rules need no operand name.
+MEMORY_ALIAS = "memory"
+
+
+def instance_features(operands: tuple[OperandSpec, ...], model: Model) -> frozenset[str]:
     """The variables a legality rule of an instruction may read."""
-    names = {"target", "stage", "model", "runtime", "sat", "doubles"}
-    for op in operands:
-        for suffix in ("file", "index", "mask", "swizzle", "select", "neg", "abs", "kind", "type",
-                       "format"):
-            names.add(f"{op.name}_{suffix}")
+    names = {"target", "stage", "model", "runtime", "sat", *model.features}
+    prefixes = [op.name for op in operands]
+    if any(op.role == "memory" for op in operands):
+        prefixes.append(MEMORY_ALIAS)
+    for prefix in prefixes:
+        for suffix in OPERAND_FEATURES:
+            names.add(f"{prefix}_{suffix}")
     return frozenset(names)
 
 
@@ -487,13 +620,14 @@ def _build_instruction(doc: Mapping[str, Any], path: Path, model: Model) -> Inst
         targets=tuple(TargetOverride(t["target"], t["supported"], _src(t["source"]),
                                      t.get("erratum")) for t in avail_doc["targets"]),
     )
-    features = instance_features(operands)
+    features = instance_features(operands, model)
     explicit = tuple(
         LegalityRule(r["id"], r["text"], _src(r["source"]), "expr",
-                     reject_if=_rule(r["reject_if"], f"{where}: rule {r['id']}", features))
+                     reject_if=_rule(r["reject_if"], f"{where}: rule {r['id']}", features,
+                                     model.limits))
         for r in doc.get("rules", ()))
     generated = _generated_rules(name, doc, operands, availability, model)
-    semantics = _build_semantics(doc["semantics"], where)
+    semantics = _build_semantics(doc["semantics"], where, model, operands)
     errata = tuple(Erratum(e["id"], tuple(e["sources"]), e["defect"], e["resolution"])
                    for e in doc.get("errata", ()))
     return InstructionSpec(
@@ -558,30 +692,108 @@ def _generated_rules(name: str, doc: Mapping[str, Any], operands: tuple[OperandS
     return tuple(rules)
 
 
-def _build_semantics(doc: Mapping[str, Any], where: str) -> Semantics:
+def _binding(doc: Mapping[str, Any], where: str, operands: Mapping[str, OperandSpec]) -> Binding:
+    """The ``from:`` of an input (validated by the schema; operand names checked here)."""
+    for key in ("operand", "resource", "memory", "mask", "reach"):
+        if key in doc and doc[key] not in operands:
+            raise SpecError(f"from: no operand named {doc[key]!r}; expected one of "
+                            f"{', '.join(operands)}", where=where)
+    if "lane" in doc:
+        return Binding("lane", operand=doc["operand"])
+    if "modifier" in doc:
+        return Binding("modifier", operand=doc["operand"], field=doc["modifier"])
+    if "operand" in doc:
+        component = doc.get("component", 0)
+        return Binding("operand", operand=doc["operand"],
+                       component=LANE_COMPONENT if component == "lane" else int(component))
+    if "instruction" in doc:
+        return Binding("sat")
+    if "resource" in doc:
+        return Binding("resource", operand=doc["resource"], field=doc["field"])
+    if "state" in doc:
+        return Binding("invocation")
+    if "memory" in doc:
+        return Binding("memory", operand=doc["memory"])
+    if "reach" in doc:
+        return Binding("reach", operand=doc["reach"], mask=doc["mask"])
+    if "mask" in doc:
+        return Binding("mask", operand=doc["mask"])
+    return Binding("constant", value=int(doc["constant"]))
+
+
+def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
+                     operand_specs: tuple[OperandSpec, ...]) -> Semantics:
+    operands = {op.name: op for op in operand_specs}
     inputs = tuple(Input(i["name"], i["type"], i["text"], i.get("min"), i.get("max"),
-                         tuple(i.get("values", ()))) for i in doc["inputs"])
+                         tuple(i.get("values", ())),
+                         _binding(i["from"], f"{where}: input {i['name']}", operands))
+                   for i in doc["inputs"])
+    names_seen: set[str] = set()
+    for item in inputs:
+        if item.name in names_seen:
+            raise SpecError(f"semantics: input {item.name!r} is defined twice", where=where)
+        names_seen.add(item.name)
     known = {i.name for i in inputs}
+    limits = model.limits
     derived: list[Derived] = []
     for d in doc.get("derived", ()):
         derived.append(Derived(d["name"], _rule(d["expr"], f"{where}: derived {d['name']}",
-                                                frozenset(known)), d["text"]))
+                                                frozenset(known), limits), d["text"]))
         known.add(d["name"])
     names = frozenset(known)
     groups: list[Group] = []
+    clause_ids = [c["id"] for g in doc["groups"] for c in g["clauses"]]
     for g in doc["groups"]:
         clauses = tuple(
-            Clause(c["id"], g["id"], _rule(c["when"], f"{where}: clause {c['id']}", names),
-                   tuple(c["outcomes"]), c["text"], _src(c["source"]), c.get("erratum"))
+            Clause(c["id"], g["id"], _rule(c["when"], f"{where}: clause {c['id']}", names, limits),
+                   tuple(c["outcomes"]), c["text"], _src(c["source"]), c.get("erratum"),
+                   c.get("accept"))
             for c in g["clauses"])
-        groups.append(Group(g["id"], _rule(g["scope"], f"{where}: group {g['id']}", names),
-                            tuple(g.get("requires", ())), g["text"], clauses))
+        for clause in clauses:
+            unknown = sorted(set(clause.outcomes) - set(model.outcome_names))
+            if unknown:
+                raise SpecError(f"clause {clause.id}: unknown outcome(s) {', '.join(unknown)}; "
+                                f"expected one of {', '.join(model.outcome_names)}", where=where)
+            if clause.accept is not None and clause.accept not in model.acceptance:
+                raise SpecError(f"clause {clause.id}: unknown acceptance form {clause.accept!r}",
+                                where=where)
+        requires = tuple(cid for pattern in g.get("requires", ())
+                         for cid in (fnmatch.filter(clause_ids, pattern) or [pattern]))
+        groups.append(Group(g["id"], _rule(g["scope"], f"{where}: group {g['id']}", names,
+                                           limits),
+                            requires, g["text"], clauses))
+    memory = None
+    if "memory" in doc:
+        m = doc["memory"]
+        for key in ("returns", "value"):
+            if m.get(key) is not None and m[key] not in operands:
+                raise SpecError(f"semantics.memory.{key}: no operand named {m[key]!r}",
+                                where=where)
+        memory = MemoryAccess(
+            m["operand"], m["mode"], tuple(m["address"]), m.get("returns"), m.get("value"),
+            _rule(m["kernel"], f"{where}: kernel", names, limits) if "kernel" in m else None)
+        if memory.mode in ("rmw", "rmw_return") and memory.kernel is None:
+            raise SpecError("semantics.memory: a read-modify-write needs a kernel (the new "
+                            "memory word)", where=where)
+        if memory.mode == "write" and memory.value is None:
+            raise SpecError("semantics.memory: a write needs `value` (the source operand)",
+                            where=where)
+    lanes = None
+    if "lanes" in doc:
+        lanes = Lanes(doc["lanes"]["operand"], doc["lanes"]["type"], doc["lanes"]["text"])
+    result = None
+    if "result" in doc:
+        result = RegisterResult(doc["result"]["operand"], doc["result"]["value"])
+        if result.value not in names:
+            raise SpecError(f"semantics.result: unknown value {result.value!r}", where=where)
     return Semantics(
         inputs=inputs, derived=tuple(derived),
-        assume=_rule(doc["assume"], f"{where}: assume", names) if "assume" in doc else None,
-        address=_rule(doc["address"], f"{where}: address", names) if "address" in doc else None,
+        assume=_rule(doc["assume"], f"{where}: assume", names, limits) if "assume" in doc
+        else None,
+        address=_rule(doc["address"], f"{where}: address", names, limits) if "address" in doc
+        else None,
         address_source=_src(doc["address_source"]) if "address_source" in doc else None,
-        groups=tuple(groups), lanes=doc.get("lanes"))
+        groups=tuple(groups), lanes=lanes, memory=memory, result=result)
 
 
 def _build_declarations(doc: Mapping[str, Any], path: Path, model: Model) -> Declarations:
@@ -601,7 +813,7 @@ def _build_declarations(doc: Mapping[str, Any], path: Path, model: Model) -> Dec
                                 where=where)
         rules.append(LegalityRule(r["id"], r["text"], _src(r["source"]), "declaration",
                                   reject_if=_rule(r["reject_if"], f"{where}: rule {r['id']}",
-                                                  known),
+                                                  known, model.limits),
                                   applies=tuple(r["applies"])))
     program_rules = tuple(LegalityRule(r["id"], r["text"], _src(r["source"]), "program")
                           for r in doc["program_rules"])

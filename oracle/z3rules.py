@@ -669,10 +669,8 @@ class _Translator:
 
     def string_relation(self, relation: Callable[[str, str], bool], left: Term,
                         right: Term) -> Any:
-        for a, b in ((left, right), (right, left)):
-            if a.literal and not b.literal and a.values[0] not in b.values:
-                raise self.error(f"{a.values[0]!r} is not one of the values "
-                                 f"{', '.join(b.values)}")
+        # A literal outside an input's values (a shared formula naming a kind this instruction
+        # does not allow) simply never matches.
         cases = [z3.And(left.expr == self.const(i), right.expr == self.const(j))
                  for i, x in enumerate(left.values) for j, y in enumerate(right.values)
                  if relation(x, y)]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sm5.oracle.clauses import OUTCOMES
 from sm5.oracle.spec import InstructionSpec, Spec
 from sm5.reports.coverage import (
     IMMEDIATE,
@@ -149,7 +148,7 @@ def outcome_grid(spec: Spec, index: VectorIndex) -> Grid:
         if ins.rules:
             possible.add("rejected")
         cells = []
-        for outcome in OUTCOMES:
+        for outcome in spec.model.outcome_names:
             count = index.outcomes.get((ins.name, outcome), 0)
             if outcome in possible:
                 tone = heat(count) if count else "gap"
@@ -159,6 +158,7 @@ def outcome_grid(spec: Spec, index: VectorIndex) -> Grid:
                               f"{ins.name} {outcome}: {plural(count, 'vector')}"
                               + ("" if outcome in possible else " (no clause yields it)")))
         rows.append(GridRow(ins.name, "", tuple(cells)))
-    return Grid(f"instruction {TIMES} outcome class", "", "instruction", (), OUTCOMES, tuple(rows),
+    return Grid(f"instruction {TIMES} outcome class", "", "instruction", (),
+                spec.model.outcome_names, tuple(rows),
                 f"vectors whose expected outcomes include the class; {NONE_MARK} where no "
                 "clause of the instruction yields it")

@@ -41,16 +41,6 @@ from sm5.reports.inputs import (
 #: Clause statuses, in the order the page lists them, with their labels.
 STATUSES = (("proved", "proved"), ("tested", "tested"),
             ("undefined", "undefined by design"), ("uncovered", "uncovered"))
-#: Outcomes where the spec leaves part of the state free, and what vectors check instead.
-UNDEFINED_OUTCOMES = {
-    "resource_undefined": "the UAV may hold anything (expected null); all else is checked exactly",
-    "tgsm_undefined": "shared memory may hold anything (expected null); all else is checked "
-                      "exactly",
-    "dst_undefined": "the returned component may be anything (expected null); memory and the "
-                     "other components are checked",
-    "dst_constrained": "the component is checked against the spec's predicate (e.g. any NaN, a "
-                       "zero of either sign), not fixed bits",
-}
 #: Conformance statuses whose vectors are listed with their reasons.
 LISTED_RESULTS = ("fail", "xfail", "xpass")
 SAMPLE_IDS = 4
@@ -377,7 +367,9 @@ def _clause_view(spec: Spec, ins: InstructionSpec, clause: Clause, index: Vector
     about = tuple(TheoremRef(t.name, t.name.removeprefix(f"{ins.name}/"), t.status)
                   for t in theorems or () if _about(t, ins, clause))
     proved = covered and any(t.status == "proved" for t in about)
-    free = [o for o in clause.outcomes if o in UNDEFINED_OUTCOMES]
+    described = {o.name: o for o in spec.model.outcomes}
+    free = [o for o in clause.outcomes
+            if described[o].effect in ("undefined", "constrained")]
     undefined = covered and bool(free)
     badges: list[tuple[str, str]] = []
     if proved:
@@ -396,7 +388,7 @@ def _clause_view(spec: Spec, ins: InstructionSpec, clause: Clause, index: Vector
         erratum=clause.erratum or "", status=status, badges=tuple(badges),
         vector_count=len(ids), sample_ids=ids[:SAMPLE_IDS],
         uncovered_reason="" if covered else _uncovered_reason(ins, index),
-        undefined_note="; ".join(f"{o}: {UNDEFINED_OUTCOMES[o]}" for o in free),
+        undefined_note="; ".join(f"{o}: {described[o].text}" for o in free),
         theorems=about,
         impls=tuple(_impl_cell(n, impl, ids) for n, impl in enumerate(impls)))
 

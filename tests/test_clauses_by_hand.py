@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from sm5.oracle.asm import parse_program
 from sm5.oracle.executor import execute
+from sm5.oracle.spec import load_default
 from sm5.oracle.state import expected_to_json, state_from_json
 
 SPEC_DIR = Path(__file__).resolve().parents[1] / "spec"
@@ -67,7 +67,7 @@ R1_ABCD = [0xAAAA0001, 0xAAAA0002, 0xAAAA0003, 0xAAAA0004]
 STORE_STRUCTURED: list[HandCase] = [
     HandCase(
         "ss_x_in_bounds",
-        ("store_structured.uav.in_bounds",),
+        ("store_structured.uav_structured.in_bounds",),
         ("dcl_uav_structured u0, 16", "store_structured u0.x, l(1), l(4), r1.x"),
         {"r1": R1_ABCD, "u0": structured(16, 2, [0] * 8)},
         ("defined",),
@@ -78,7 +78,7 @@ STORE_STRUCTURED: list[HandCase] = [
     ),
     HandCase(
         "ss_xy_wzyx_register_address",
-        ("store_structured.uav.in_bounds",),
+        ("store_structured.uav_structured.in_bounds",),
         ("dcl_uav_structured u0, 16", "store_structured u0.xy, r0.y, r0.z, r1.wzyx"),
         {"r0": [99, 3, 0, 77], "r1": [4, 3, 2, 1], "u0": structured(16, 4, [0] * 16)},
         ("defined",),
@@ -90,7 +90,7 @@ STORE_STRUCTURED: list[HandCase] = [
     ),
     HandCase(
         "ss_xyz_yzwx_offset_4",
-        ("store_structured.uav.in_bounds",),
+        ("store_structured.uav_structured.in_bounds",),
         ("dcl_uav_structured u0, 16", "store_structured u0.xyz, l(0), l(4), r1.yzwx"),
         {"r1": [1, 2, 3, 4], "u0": structured(16, 1, [0x10, 0x11, 0x12, 0x13])},
         ("defined",),
@@ -101,7 +101,7 @@ STORE_STRUCTURED: list[HandCase] = [
     ),
     HandCase(
         "ss_xyzw_wzyx_stride_32",
-        ("store_structured.uav.in_bounds",),
+        ("store_structured.uav_structured.in_bounds",),
         ("dcl_uav_structured u0, 32", "store_structured u0.xyzw, l(1), l(16), r1.wzyx"),
         {"r1": [1, 2, 3, 4], "u0": structured(32, 2, list(range(100, 116)))},
         ("defined",),
@@ -113,7 +113,7 @@ STORE_STRUCTURED: list[HandCase] = [
     ),
     HandCase(
         "ss_xyzw_literal_last_index",
-        ("store_structured.uav.in_bounds",),
+        ("store_structured.uav_structured.in_bounds",),
         ("dcl_uav_structured u0, 16", "store_structured u0.xyzw, r0.w, r0.x, l(5, 6, 7, 8)"),
         {"r0": [0, 9, 9, 2], "u0": structured(16, 3, [0xEE] * 12)},
         ("defined",),
@@ -124,7 +124,7 @@ STORE_STRUCTURED: list[HandCase] = [
     ),
     HandCase(
         "ss_oob_index_equals_count",
-        ("store_structured.uav.oob_index",),
+        ("store_structured.uav_structured.oob_index",),
         ("dcl_uav_structured u0, 16", "store_structured u0.xyzw, l(2), l(0), r1.xyzw"),
         {"r1": [1, 2, 3, 4], "u0": structured(16, 2, [11, 12, 13, 14, 15, 16, 17, 18])},
         ("no_write",),
@@ -134,7 +134,7 @@ STORE_STRUCTURED: list[HandCase] = [
     ),
     HandCase(
         "ss_oob_index_ffffffff",
-        ("store_structured.uav.oob_index",),
+        ("store_structured.uav_structured.oob_index",),
         ("dcl_uav_structured u0, 16", "store_structured u0.x, r0.x, l(0), r1.x"),
         {"r0": [0xFFFFFFFF, 0, 0, 0], "r1": [7, 7, 7, 7], "u0": structured(16, 2, [0] * 8)},
         ("no_write",),
@@ -143,7 +143,7 @@ STORE_STRUCTURED: list[HandCase] = [
     ),
     HandCase(
         "ss_oob_index_wraps_in_32_bits",
-        ("store_structured.uav.oob_index",),
+        ("store_structured.uav_structured.oob_index",),
         ("dcl_uav_structured u0, 4", "store_structured u0.x, l(0x40000000), l(0), r1.x"),
         {"r1": [7, 0, 0, 0], "u0": structured(4, 4, [1, 2, 3, 4])},
         ("no_write",),
@@ -153,7 +153,7 @@ STORE_STRUCTURED: list[HandCase] = [
     ),
     HandCase(
         "ss_oob_offset_stride_minus_4_xy",
-        ("store_structured.uav.oob_offset",),
+        ("store_structured.uav_structured.oob_offset",),
         ("dcl_uav_structured u0, 16", "dcl_uav_raw u1",
          "store_structured u0.xy, l(0), l(12), r1.xyzw"),
         {"r1": [1, 2, 3, 4], "u0": structured(16, 2, [5] * 8), "u1": raw([8, 9])},
@@ -165,7 +165,7 @@ STORE_STRUCTURED: list[HandCase] = [
     ),
     HandCase(
         "ss_oob_offset_wraps_in_32_bits",
-        ("store_structured.uav.oob_offset",),
+        ("store_structured.uav_structured.oob_offset",),
         ("dcl_uav_structured u0, 16", "store_structured u0.x, l(0), r0.x, r1.x"),
         {"r0": [0xFFFFFFFC, 0, 0, 0], "r1": [1, 2, 3, 4], "u0": structured(16, 1, [0] * 4)},
         ("resource_undefined",),
@@ -176,7 +176,7 @@ STORE_STRUCTURED: list[HandCase] = [
     ),
     HandCase(
         "ss_oob_offset_and_index",
-        ("store_structured.uav.oob_offset",),
+        ("store_structured.uav_structured.oob_offset",),
         ("dcl_uav_structured u0, 16", "store_structured u0.x, l(5), l(16), r1.x"),
         {"r1": [1, 2, 3, 4], "u0": structured(16, 2, [0] * 8)},
         ("resource_undefined",),
@@ -187,7 +187,7 @@ STORE_STRUCTURED: list[HandCase] = [
     ),
     HandCase(
         "ss_misaligned_offset_2",
-        ("store_structured.uav.misaligned",),
+        ("store_structured.uav_structured.misaligned",),
         ("dcl_uav_structured u0, 16", "dcl_uav_raw u1",
          "store_structured u0.x, l(0), l(2), r1.x"),
         {"r1": [1, 2, 3, 4], "u0": structured(16, 2, [0] * 8), "u1": raw([3])},
@@ -198,7 +198,7 @@ STORE_STRUCTURED: list[HandCase] = [
     ),
     HandCase(
         "ss_misaligned_offset_with_oob_index",
-        ("store_structured.uav.misaligned",),
+        ("store_structured.uav_structured.misaligned",),
         ("dcl_uav_structured u0, 16", "store_structured u0.x, l(9), l(2), r1.x"),
         {"r1": [1, 2, 3, 4], "u0": structured(16, 2, [0] * 8)},
         ("resource_undefined",),
@@ -207,7 +207,7 @@ STORE_STRUCTURED: list[HandCase] = [
     ),
     HandCase(
         "ss_tgsm_in_bounds_xy",
-        ("store_structured.tgsm.in_bounds",),
+        ("store_structured.tgsm_structured.in_bounds",),
         ("dcl_tgsm_structured g0, 8, 4", "store_structured g0.xy, l(2), l(0), r1.yx"),
         {"r1": [1, 2, 3, 4], "g0": structured(8, 4, [0] * 8)},
         ("defined",),
@@ -218,7 +218,7 @@ STORE_STRUCTURED: list[HandCase] = [
     ),
     HandCase(
         "ss_tgsm_in_bounds_thread_id",
-        ("store_structured.tgsm.in_bounds",),
+        ("store_structured.tgsm_structured.in_bounds",),
         ("dcl_tgsm_structured g0, 8, 2",
          "store_structured g0.x, vThreadIDInGroupFlattened.x, l(4), r1.z"),
         {"r1": [1, 2, 3, 4], "g0": structured(8, 2, [9, 9, 9, 9])},
@@ -229,7 +229,7 @@ STORE_STRUCTURED: list[HandCase] = [
     ),
     HandCase(
         "ss_tgsm_oob_index_all_tgsm_undefined",
-        ("store_structured.tgsm.out_of_bounds",),
+        ("store_structured.tgsm_structured.out_of_bounds",),
         ("dcl_uav_raw u0", "dcl_tgsm_structured g0, 8, 2", "dcl_tgsm_raw g1, 16",
          "store_structured g0.x, l(2), l(0), r1.x"),
         {"r1": [1, 2, 3, 4], "u0": raw([6, 7]), "g0": structured(8, 2, [0] * 4),
@@ -242,7 +242,7 @@ STORE_STRUCTURED: list[HandCase] = [
     ),
     HandCase(
         "ss_tgsm_oob_offset",
-        ("store_structured.tgsm.out_of_bounds",),
+        ("store_structured.tgsm_structured.out_of_bounds",),
         ("dcl_tgsm_structured g0, 8, 2", "dcl_tgsm_structured g1, 4, 1",
          "store_structured g0.xy, l(0), l(4), r1.xyzw"),
         {"r1": [1, 2, 3, 4], "g0": structured(8, 2, [0] * 4), "g1": structured(4, 1, [5])},
@@ -254,7 +254,7 @@ STORE_STRUCTURED: list[HandCase] = [
     ),
     HandCase(
         "ss_tgsm_misaligned",
-        ("store_structured.tgsm.misaligned",),
+        ("store_structured.tgsm_structured.misaligned",),
         ("dcl_uav_raw u0", "dcl_tgsm_structured g0, 8, 2", "dcl_tgsm_raw g1, 4",
          "store_structured g0.x, l(0), l(6), r1.x"),
         {"r1": [1, 2, 3, 4], "u0": raw([6]), "g0": structured(8, 2, [0] * 4), "g1": raw([1])},
@@ -804,13 +804,8 @@ CASES = STORE_STRUCTURED + IMM_ATOMIC_IADD + DMOVC
 
 
 def spec_clause_ids() -> set[str]:
-    """Every clause id in spec/instructions/*.yaml, read straight from the YAML."""
-    ids: set[str] = set()
-    for path in sorted((SPEC_DIR / "instructions").glob("*.yaml")):
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-        for group in doc["semantics"]["groups"]:
-            ids.update(clause["id"] for clause in group["clauses"])
-    return ids
+    """Every clause id of the spec (shared definitions expanded)."""
+    return {c.id for c in load_default().all_clauses()}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

@@ -237,21 +237,27 @@ def test_symbol_ranges(encoding: Encoding) -> None:
         return bool(solver.check() == z3.sat)
 
     big = 2**32 if encoding == "int" else z3.BitVecVal(2**32, 128)
-    assert not possible(syms["index"] >= big)
-    assert possible(syms["index"] == big - 1)
-    assert not possible(syms["index"] < 0)
+    assert not possible(syms["addr0"] >= big)
+    assert possible(syms["addr0"] == big - 1)
+    assert not possible(syms["addr0"] < 0)
     assert not possible(syms["components"] == 0) and not possible(syms["components"] == 5)
     assert possible(syms["components"] == 4)
-    # the enum file has two codes, u = 0 and g = 1
+    # the enum file has two codes, u = 0 and g = 1 (the memory operand's files)
     assert not possible(syms["file"] == 2)
     assert set(syms.enums["file"]) == {"u", "g"}
 
 
-def test_unknown_enum_literal_is_an_error() -> None:
+def test_enum_literal_outside_the_values_never_matches() -> None:
+    """A shared formula may name a kind the instruction does not allow (store_structured's
+    address names 'typed'): the comparison is false for every value the input can take."""
     semantics = SPEC.instruction("store_structured").semantics
-    rule = parse_rule("file == 'x'", where="test", known=frozenset({"file"}))
-    with pytest.raises(RuleError, match="'x' is not one of the values"):
-        to_z3(rule, symbols(semantics))
+    syms = symbols(semantics)
+    equal = to_z3(parse_rule("kind == 'typed'", where="test", known=frozenset({"kind"})), syms)
+    differ = to_z3(parse_rule("kind != 'typed'", where="test", known=frozenset({"kind"})), syms)
+    solver = z3.Solver()
+    solver.add(syms.ranges)
+    assert solver.check(equal) == z3.unsat
+    assert solver.check(z3.Not(differ)) == z3.unsat
 
 
 @pytest.mark.parametrize("text", ["file < 3", "file == 1", "file + 1", "not file"])
@@ -264,11 +270,12 @@ def test_strings_do_not_mix_with_numbers(text: str) -> None:
 
 def test_string_valued_branches_are_recoded() -> None:
     semantics = SPEC.instruction("store_structured").semantics
-    rule = parse_rule("('g' if index > 3 else file) == 'g'", where="test",
-                      known=frozenset({"file", "index"}))
+    rule = parse_rule("('g' if addr0 > 3 else file) == 'g'", where="test",
+                      known=frozenset({"file", "addr0"}))
     for index, file, expected in ((5, "u", True), (1, "u", False), (1, "g", True)):
-        values: dict[str, Value] = {"index": index, "offset": 0, "components": 1,
-                                    "stride": 4, "count": 1, "file": file}
+        values: dict[str, Value] = {"addr0": index, "addr1": 0, "components": 1, "size": 4,
+                                    "stride": 4, "count": 1, "file": file,
+                                    "kind": "structured"}
         for encoding in ENCODINGS:
             assert z3_value(rule, semantics, values, encoding) is expected
 
@@ -280,8 +287,8 @@ def test_preferred_encoding_follows_bit_operations() -> None:
 
 def test_read_and_bind_round_trip() -> None:
     semantics = SPEC.instruction("imm_atomic_iadd").semantics
-    values: dict[str, Value] = {"addr0": 7, "addr1": 2**32 - 1, "value": 3, "old": 0,
-                                "size": 16, "stride": 8, "count": 2, "file": "g",
+    values: dict[str, Value] = {"addr0": 7, "addr1": 2**32 - 1, "components": 1, "value": 3,
+                                "old": 0, "size": 16, "stride": 8, "count": 2, "file": "g",
                                 "kind": "typed", "invocation": "helper"}
     for encoding in ENCODINGS:
         syms = symbols(semantics, encoding=encoding)

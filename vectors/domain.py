@@ -231,12 +231,14 @@ def return_types(spec: Spec) -> tuple[str, ...]:
 
 
 def features_read(ins: InstructionSpec, spec: Spec) -> tuple[str, ...]:
-    """The model features (``doubles``) the instruction's rules read."""
+    """The global-flag features (``doubles``) the instruction's rules read: a shape declares
+    them; features that follow from the context (``uav_stage``) need no declaration."""
     names: set[str] = set()
     for rule in ins.rules:
         if rule.reject_if is not None:
             names |= rule.reject_if.names
-    return tuple(f for f in spec.model.features if f in names)
+    return tuple(f for f, feature in spec.model.features.items()
+                 if f in names and feature.global_flag is not None)
 
 
 @dataclass(frozen=True)

@@ -171,7 +171,7 @@ def resource_declaration(spec: Spec, slot: Slot) -> Declaration:
 def declarations(spec: Spec, shape: Shape) -> list[Declaration]:
     """Global flags, resources (operands then extras), index-less inputs, temps."""
     out: list[Declaration] = []
-    flags = tuple(spec.model.features[f] for f in shape.features)
+    flags = tuple(str(spec.model.features[f].global_flag) for f in shape.features)
     if flags:
         name = _declaration_spec(spec, global_flag=flags[0])
         assert name is not None

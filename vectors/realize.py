@@ -10,12 +10,14 @@ A point the realizer cannot express raises :class:`~vectors.instances.Unrealizab
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from sm5.oracle.bindings import F64_LANES
 from sm5.oracle.clauses import address_of
+from sm5.oracle.program import COMPONENTS
 from sm5.oracle.rules import Value
-from sm5.oracle.spec import Spec
+from sm5.oracle.spec import LANE_COMPONENT, InstructionSpec, Spec
 from sm5.oracle.state import split64
 from sm5.vectors import domain
 from sm5.vectors.instances import Assembler, Case, Chooser, Dims, Shape, Unrealizable
@@ -23,8 +25,6 @@ from sm5.vectors.shapes import legal_typed
 
 Point = Mapping[str, Value]
 
-#: The two doubles of a register: lane 0 in .xy, lane 1 in .zw (dmovc ``lanes``).
-DOUBLE_LANES = ("xy", "zw")
 
 
 def _int(point: Point, name: str) -> int:
@@ -96,34 +96,22 @@ def _invocation(spec: Spec, shape: Shape, invocation: str) -> Shape:
 
 
 # ----------------------------------------------------------------------------------------------
-# store_structured: dst0 (memory, mask), dstAddress (select), dstByteOffset (select), src0
+# The realizer of any instruction, derived from its input bindings (``from:`` in its file)
 
 
-def _store_conform(spec: Spec, shape: Shape, points: Sequence[Point]) -> Shape:
-    p = points[0]
-    dims = Dims(stride=_int(p, "stride"), count=_int(p, "count"))
-    shape = _memory_slot(spec, shape, 0, str(p["file"]), "structured", dims)
-    shape = _with_mask(spec, shape, 0, _int(p, "components"))
-    shape = _select_slot(spec, shape, 1, _int(p, "index"))
-    return _select_slot(spec, shape, 2, _int(p, "offset"))
+def _position(ins: InstructionSpec, name: str) -> int:
+    return [op.name for op in ins.operands].index(name)
 
 
-def _store_place(asm: Assembler, points: Sequence[Point]) -> None:
-    p = points[0]
-    asm.scalar(1, _int(p, "index"))
-    asm.scalar(2, _int(p, "offset"))
+def _lanes(spec: Spec, shape: Shape) -> tuple[int, ...]:
+    ins = spec.instruction(shape.instruction)
+    if ins.semantics.lanes is None:
+        return (0,)
+    mask = shape.slots[_position(ins, ins.semantics.lanes.operand)].components
+    return tuple(k for k, letters in enumerate(F64_LANES) if letters in mask)
 
 
-def _store_words(p: Point) -> int:
-    return _int(p, "stride") * _int(p, "count") // 4
-
-
-# ----------------------------------------------------------------------------------------------
-# imm_atomic_iadd: dst0 (register, one-letter mask), dst1 (memory), dstAddress (swizzle), src0
-
-
-def _atomic_dims(p: Point) -> Dims:
-    kind = p["kind"]
+def _dims(p: Point, kind: str) -> Dims:
     if kind == "raw":
         return Dims(size=_int(p, "size"))
     if kind == "structured":
@@ -131,93 +119,139 @@ def _atomic_dims(p: Point) -> Dims:
     return Dims(count=_int(p, "count"), size=4 * _int(p, "count"))
 
 
-def _atomic_conform(spec: Spec, shape: Shape, points: Sequence[Point]) -> Shape:
+def _resource_inputs(ins: InstructionSpec) -> dict[str, dict[str, str]]:
+    """operand -> {field: input name} for the inputs read from a resource."""
+    out: dict[str, dict[str, str]] = {}
+    for item in ins.semantics.inputs:
+        if item.source.kind == "resource":
+            out.setdefault(item.source.operand, {})[item.source.field] = item.name
+    return out
+
+
+def _with_reach(spec: Spec, shape: Shape, i: int, mask_slot: int, reach: int) -> Shape:
+    """A legal swizzle of operand ``i`` whose masked letters reach word ``reach - 1``."""
+    ins = spec.instruction(shape.instruction)
+    mask = shape.slots[mask_slot].components
+    current = shape.slots[i].components or "xyzw"
+    for swizzle in (current, *domain.legal_swizzles(ins.operands[i])):
+        if _reach_of(swizzle, mask) == reach:
+            return shape.with_slot(i, replace(shape.slots[i], components=swizzle))
+    raise Unrealizable(f"no legal swizzle of {ins.operands[i].name} reads {reach} words "
+                       f"through mask .{mask}")
+
+
+def _reach_of(swizzle: str, mask: str) -> int:
+    return 1 + max(COMPONENTS.index(swizzle[COMPONENTS.index(c)]) for c in mask)
+
+
+def conform(spec: Spec, shape: Shape, points: Sequence[Point]) -> Shape:
+    """Adjust ``shape`` to the finite-domain inputs of ``points`` (one per lane)."""
+    ins = spec.instruction(shape.instruction)
     p = points[0]
-    shape = _memory_slot(spec, shape, 1, str(p["file"]), str(p["kind"]), _atomic_dims(p))
-    return _invocation(spec, shape, str(p["invocation"]))
+    for item in ins.semantics.inputs:
+        b = item.source
+        if b.kind == "constant" and p[item.name] != b.value:
+            raise Unrealizable(f"{item.name} is always {b.value}")
+        if b.kind in ("modifier", "sat"):
+            if any(other[item.name] != p[item.name] for other in points[1:]):
+                raise Unrealizable("the lanes of one instance share its modifiers")
+            if b.kind == "sat":
+                shape = replace(shape, sat=bool(p[item.name]))
+            else:
+                i = _position(ins, b.operand)
+                slot = shape.slots[i]
+                on = bool(p[item.name])
+                slot = replace(slot, neg=on) if b.field == "neg" else replace(slot, abs=on)
+                shape = shape.with_slot(i, slot)
+    for operand, fields in _resource_inputs(ins).items():
+        kind = str(p[fields["kind"]]) if "kind" in fields else shape.slots[
+            _position(ins, operand)].kind
+        file = str(p[fields["file"]]) if "file" in fields else shape.slots[
+            _position(ins, operand)].file
+        shape = _memory_slot(spec, shape, _position(ins, operand), file, kind, _dims(p, kind))
+    for item in ins.semantics.inputs:
+        b = item.source
+        if b.kind == "mask":
+            shape = _with_mask(spec, shape, _position(ins, b.operand), _int(p, item.name))
+        elif b.kind == "invocation":
+            shape = _invocation(spec, shape, str(p[item.name]))
+    for item in ins.semantics.inputs:
+        b = item.source
+        if b.kind == "reach":
+            shape = _with_reach(spec, shape, _position(ins, b.operand), _position(ins, b.mask),
+                                _int(p, item.name))
+        elif b.kind == "operand" and ins.operands[_position(ins, b.operand)].selection == "select":
+            shape = _select_slot(spec, shape, _position(ins, b.operand), _int(p, item.name))
+    return shape
 
 
-def _atomic_place(asm: Assembler, points: Sequence[Point]) -> None:
-    p = points[0]
-    asm.vector(2, [_int(p, "addr0"), _int(p, "addr1")])
-    asm.scalar(3, _int(p, "value"))
-    dims = asm.shape.slots[1].dims
-    size = dims.size if p["kind"] != "structured" else dims.stride * dims.count
-    byte = address_of(asm.ins, p)
-    if byte % 4 == 0 and 0 <= byte < size:
-        asm.write(1, byte // 4, _int(p, "old"))
-
-
-def _atomic_words(p: Point) -> int:
-    dims = _atomic_dims(p)
-    return max(dims.size, dims.stride * dims.count) // 4
-
-
-# ----------------------------------------------------------------------------------------------
-# dmovc: dest (mask over doubles), src0 (conditions), src1, src2 (doubles, neg/abs)
-
-
-def _lanes(mask: str) -> tuple[int, ...]:
-    return tuple(k for k, letters in enumerate(DOUBLE_LANES) if letters in mask)
-
-
-def _dmovc_conform(spec: Spec, shape: Shape, points: Sequence[Point]) -> Shape:
-    p = points[0]
-    for other in points[1:]:
-        for name in ("neg1", "abs1", "neg2", "abs2", "sat"):
-            if other[name] != p[name]:
-                raise Unrealizable("lanes of one dmovc share its modifiers")
-    src1, src2 = shape.slots[2], shape.slots[3]
-    shape = shape.with_slot(2, replace(src1, neg=bool(p["neg1"]), abs=bool(p["abs1"])))
-    shape = shape.with_slot(3, replace(src2, neg=bool(p["neg2"]), abs=bool(p["abs2"])))
-    return replace(shape, sat=bool(p["sat"]))
-
-
-def _dmovc_place(asm: Assembler, points: Sequence[Point]) -> None:
-    lanes = _lanes(asm.shape.slots[0].components)
+def place(asm: Assembler, points: Sequence[Point]) -> None:
+    """Ask for the operand values and memory words the points' inputs need."""
+    ins = asm.ins
+    lanes = _lanes(asm.spec, asm.shape)
     for lane, p in zip(lanes, points, strict=False):
-        cond: list[int | None] = [None] * 4
-        cond[lane] = _int(p, "cond")
-        asm.vector(1, cond)
-        for i, name in ((2, "src1"), (3, "src2")):
-            wanted: list[int | None] = [None] * 4
-            wanted[2 * lane], wanted[2 * lane + 1] = split64(_int(p, name))
-            asm.vector(i, wanted)
+        wanted: dict[int, list[int | None]] = {}
+        for item in ins.semantics.inputs:
+            b = item.source
+            if b.kind not in ("operand", "lane"):
+                continue
+            vector = wanted.setdefault(_position(ins, b.operand), [None] * 4)
+            if b.kind == "lane":
+                vector[2 * lane], vector[2 * lane + 1] = split64(_int(p, item.name))
+            else:
+                vector[lane if b.component == LANE_COMPONENT else b.component] = \
+                    _int(p, item.name)
+        for i, vector in wanted.items():
+            asm.vector(i, vector)
+        for item in ins.semantics.inputs:
+            if item.source.kind == "memory":
+                i = _position(ins, item.source.operand)
+                dims = asm.shape.slots[i].dims
+                size = dims.size if asm.shape.slots[i].kind != "structured" \
+                    else dims.stride * dims.count
+                byte = address_of(ins.semantics, p)
+                if byte % 4 == 0 and 0 <= byte < size:
+                    asm.write(i, byte // 4, _int(p, item.name))
 
 
-def _dmovc_points(shape: Shape) -> int:
-    return len(_lanes(shape.slots[0].components)) or 1
+def words(spec: Spec, name: str, p: Point) -> int:
+    """The words of the resources a point's inputs describe."""
+    total = 0
+    for fields in _resource_inputs(spec.instruction(name)).values():
+        kind = str(p[fields["kind"]]) if "kind" in fields else "structured"
+        dims = _dims(p, kind)
+        total += max(dims.size, dims.stride * dims.count) // 4
+    return total
 
 
-# ----------------------------------------------------------------------------------------------
-# Registry
+def points_per_case(spec: Spec, shape: Shape) -> int:
+    """One point per lane the shape's instruction evaluates."""
+    return len(_lanes(spec, shape)) or 1
 
 
 @dataclass(frozen=True)
 class Realizer:
-    conform: Callable[[Spec, Shape, Sequence[Point]], Shape]
-    place: Callable[[Assembler, Sequence[Point]], None]
-    words: Callable[[Point], int] = lambda p: 0
-    points: Callable[[Shape], int] = lambda shape: 1
+    """The realizer of one instruction (the same generic functions for every instruction)."""
 
+    spec: Spec
+    name: str
 
-REALIZERS: Mapping[str, Realizer] = {
-    "store_structured": Realizer(_store_conform, _store_place, _store_words),
-    "imm_atomic_iadd": Realizer(_atomic_conform, _atomic_place, _atomic_words),
-    "dmovc": Realizer(_dmovc_conform, _dmovc_place, points=_dmovc_points),
-}
+    def conform(self, spec: Spec, shape: Shape, points: Sequence[Point]) -> Shape:
+        return conform(spec, shape, points)
+
+    def place(self, asm: Assembler, points: Sequence[Point]) -> None:
+        place(asm, points)
+
+    def words(self, p: Point) -> int:
+        return words(self.spec, self.name, p)
+
+    def points(self, shape: Shape) -> int:
+        return points_per_case(self.spec, shape)
 
 
 def realizer(spec: Spec, name: str) -> Realizer:
     spec.instruction(name)
-    try:
-        return REALIZERS[name]
-    except KeyError:
-        raise Unrealizable(f"no realizer for {name}; add one to vectors.realize") from None
-
-
-def conform(spec: Spec, shape: Shape, points: Sequence[Point]) -> Shape:
-    return realizer(spec, shape.instruction).conform(spec, shape, points)
+    return Realizer(spec, name)
 
 
 def realize(spec: Spec, shape: Shape, points: Sequence[Point], chooser: Chooser, *,

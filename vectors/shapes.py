@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.legality import violations as oracle_violations
 from sm5.oracle.rules import Value
-from sm5.oracle.spec import InstructionSpec, OperandSpec, Spec
+from sm5.oracle.spec import MEMORY_ALIAS, InstructionSpec, OperandSpec, Spec
 from sm5.oracle.state import MachineState, Resource
 from sm5.vectors import domain
 from sm5.vectors.instances import (
@@ -406,7 +406,9 @@ def _rule_operands(ins: InstructionSpec) -> frozenset[str]:
         if rule.reject_if is not None:
             names |= rule.reject_if.names
     return frozenset(op.name for op in ins.operands
-                     if any(n.startswith(op.name + "_") for n in names))
+                     if any(n.startswith(op.name + "_")
+                            or (op.role == "memory" and n.startswith(MEMORY_ALIAS + "_"))
+                            for n in names))
 
 
 def _candidates(spec: Spec, ins: InstructionSpec) -> Iterator[Move]:

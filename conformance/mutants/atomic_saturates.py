@@ -8,10 +8,14 @@ instead of truncating does not.
 from __future__ import annotations
 
 from sm5.conformance.mutants.base import U32, NaiveTranslator
+from sm5.oracle.spec import InstructionSpec
 
 
 class AtomicSaturates(NaiveTranslator):
     name = "atomic_saturates"
 
-    def atomic_add(self, old: int, value: int) -> int:
-        return min(old + value, U32)
+    def combine(self, ins: InstructionSpec, old: int, values: dict[str, int]) -> int:
+        new = super().combine(ins, old, values)
+        memory = ins.semantics.memory
+        adds = memory is not None and memory.kernel is not None and "+" in memory.kernel.text
+        return U32 if adds and new < old else new

@@ -20,13 +20,12 @@ from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.legality import violations
 from sm5.oracle.program import COMPONENTS, Instruction, Operand, Program
-from sm5.oracle.spec import LegalityRule
+from sm5.oracle.spec import InstructionSpec, LegalityRule, MemoryAccess, load_default
 from sm5.oracle.state import state_from_json
 from sm5.vectors.format import Vector
 
 U32 = 0xFFFFFFFF
 SIGN64 = 1 << 63
-INSTRUCTIONS = ("store_structured", "imm_atomic_iadd", "dmovc")
 
 
 @dataclass
@@ -76,15 +75,23 @@ class NaiveTranslator:
                     return Result.rejected(broken)
             machine = Machine.of(dict(vector.state))
             instruction = self.instruction(program)
-            getattr(self, instruction.name)(instruction, machine)
+            ins = load_default().instruction(instruction.name)
+            if ins.semantics.memory is not None:
+                self.memory_access(ins, instruction, machine)
+            elif hasattr(self, instruction.name):
+                getattr(self, instruction.name)(instruction, machine)
+            else:
+                return Result.unsupported(f"the naive translator does not implement "
+                                          f"{instruction.name}")
         except Sm5Error as exc:
             return Result.error(str(exc))
         return Result.of_state(machine.to_json())
 
     def instruction(self, program: Program) -> Instruction:
-        found = [i for i in program.instructions if i.name in INSTRUCTIONS]
+        known = load_default().instructions
+        found = [i for i in program.instructions if i.name in known]
         if len(found) != 1:
-            raise Sm5Error(f"expected one of {', '.join(INSTRUCTIONS)} in the program")
+            raise Sm5Error("expected exactly one specified instruction in the program")
         return found[0]
 
     def rejects(self, program: Program, vector: Vector) -> str | None:
@@ -120,10 +127,6 @@ class NaiveTranslator:
 
     # -- addressing ----------------------------------------------------------------------------
 
-    def store_count(self, mask: str) -> int:
-        """How many consecutive words a store writes for its write mask."""
-        return len(mask)
-
     def structured_word(self, res: dict[str, Any], index: int, offset: int) -> int:
         stride: int = res["stride"]
         return (stride * index + offset) // 4
@@ -149,52 +152,111 @@ class NaiveTranslator:
     def typed_word(self, res: dict[str, Any], index: int) -> int | None:
         return index if index < len(res["data"]) else None
 
+    def access_words(self, res: dict[str, Any], register: str, address: list[int],
+                     words: int) -> list[int]:
+        """The word indices an access of ``words`` components touches; [] drops it."""
+        if res["kind"] == "raw":
+            found = [self.raw_word(res, address[0] + 4 * k) for k in range(words)]
+            return [w for w in found if w is not None] if None not in found else []
+        if res["kind"] == "typed":
+            word = self.typed_word(res, address[0])
+            return [] if word is None else [word]
+        return self.structured_words(res, register, address[0], address[1], words)
+
     def atomic_word(self, res: dict[str, Any], register: str, address: list[int]
                     ) -> int | None:
-        if res["kind"] == "raw":
-            return self.raw_word(res, address[0])
-        if res["kind"] == "typed":
-            return self.typed_word(res, address[0])
-        words = self.structured_words(res, register, address[0], address[1], 1)
+        words = self.access_words(res, register, address, 1)
         return words[0] if words else None
 
-    # -- store_structured ----------------------------------------------------------------------
+    # -- memory instructions (from the spec's bindings and kernel) -----------------------------
 
-    def store_structured(self, ins: Instruction, m: Machine) -> None:
-        dst, index_op, offset_op, src = ins.operands
-        res = m.resources[dst.register]
-        values = self.swizzled(src, m)
-        count = self.store_count(dst.components)
-        words = self.structured_words(res, dst.register, self.selected(index_op, m),
-                                      self.selected(offset_op, m), count)
-        for k, word in enumerate(words):
-            if 0 <= word < len(res["data"]):
+    def operand(self, ins: InstructionSpec, instruction: Instruction, name: str) -> Operand:
+        return instruction.operands[[o.name for o in ins.operands].index(name)]
+
+    def address(self, ins: InstructionSpec, instruction: Instruction, memory: MemoryAccess,
+                m: Machine) -> list[int]:
+        """[first, second] address component: one swizzled operand, or two selected ones."""
+        ops = [self.operand(ins, instruction, name) for name in memory.address]
+        if len(ops) == 1:
+            return self.swizzled(ops[0], m)[:2]
+        return [self.selected(op, m) for op in ops]
+
+    def width(self, ins: InstructionSpec, instruction: Instruction) -> int:
+        """How many consecutive components the access touches (its ``components`` input)."""
+        source = ins.semantics.input("components").source
+        if source.kind == "mask":
+            return self.store_count(self.operand(ins, instruction, source.operand).components)
+        if source.kind == "reach":
+            memory = self.operand(ins, instruction, source.operand)
+            mask = self.operand(ins, instruction, source.mask).components
+            letters = (memory.components or "xyzw").ljust(4, (memory.components or "w")[-1])
+            return 1 + max(COMPONENTS.index(letters[COMPONENTS.index(c)]) for c in mask)
+        return source.value
+
+    def store_count(self, mask: str) -> int:
+        """How many consecutive words a store writes for its write mask."""
+        return len(mask)
+
+    def source_values(self, ins: InstructionSpec, instruction: Instruction, m: Machine
+                      ) -> dict[str, int]:
+        """The instruction's own register inputs (src0, a comparand, ...), by binding."""
+        out: dict[str, int] = {}
+        memory = ins.semantics.memory
+        address = memory.address if memory is not None else ()
+        for item in ins.semantics.inputs:
+            if item.source.kind == "operand" and item.source.operand not in address:
+                op = self.operand(ins, instruction, item.source.operand)
+                out[item.name] = self.swizzled(op, m)[item.source.component]
+        return out
+
+    def memory_access(self, ins: InstructionSpec, instruction: Instruction, m: Machine) -> None:
+        memory = ins.semantics.memory
+        assert memory is not None
+        if any(i.name == "invocation" for i in ins.semantics.inputs) and \
+                not self.atomic_performed(m.invocation):
+            return
+        mem = self.operand(ins, instruction, memory.operand)
+        res = m.resources[mem.register]
+        address = self.address(ins, instruction, memory, m)
+        count = self.width(ins, instruction)
+        words = [w for w in self.access_words(res, mem.register, address, count)
+                 if 0 <= w < len(res["data"])]
+        if memory.mode == "write":
+            assert memory.value is not None
+            values = self.swizzled(self.operand(ins, instruction, memory.value), m)
+            for k, word in enumerate(words):
                 res["data"][word] = values[k]
-
-    # -- imm_atomic_iadd -----------------------------------------------------------------------
+        elif memory.mode in ("rmw", "rmw_return"):
+            word = self.atomic_word(res, mem.register, address)
+            if word is None or not 0 <= word < len(res["data"]):
+                return
+            old = res["data"][word]
+            new = self.combine(ins, old, self.source_values(ins, instruction, m))
+            res["data"][word] = new
+            if memory.returns is not None:
+                self.write_scalar(self.operand(ins, instruction, memory.returns),
+                                  self.atomic_returns(old, new), m)
+        else:
+            assert memory.returns is not None
+            dst = self.operand(ins, instruction, memory.returns)
+            letters = (mem.components or "xyzw").ljust(4, (mem.components or "w")[-1])
+            window = [res["data"][w] for w in words] + [0] * (4 - len(words))
+            for c in dst.components:
+                k = COMPONENTS.index(letters[COMPONENTS.index(c)])
+                m.registers[dst.register][COMPONENTS.index(c)] = window[k]
 
     def atomic_performed(self, invocation: str) -> bool:
         """Helper and discarded invocations do not touch memory."""
         return invocation == "active"
 
-    def atomic_add(self, old: int, value: int) -> int:
-        return (old + value) & U32
+    def combine(self, ins: InstructionSpec, old: int, values: dict[str, int]) -> int:
+        """The new memory word: the instruction's kernel from its spec file."""
+        memory = ins.semantics.memory
+        assert memory is not None and memory.kernel is not None
+        return int(memory.kernel.evaluate({**values, "old": old})) & U32
 
     def atomic_returns(self, old: int, new: int) -> int:
         return old
-
-    def imm_atomic_iadd(self, ins: Instruction, m: Machine) -> None:
-        dst0, mem, address_op, src = ins.operands
-        if not self.atomic_performed(m.invocation):
-            return
-        res = m.resources[mem.register]
-        word = self.atomic_word(res, mem.register, self.swizzled(address_op, m))
-        if word is None or not 0 <= word < len(res["data"]):
-            return
-        old = res["data"][word]
-        new = self.atomic_add(old, self.selected(src, m))
-        res["data"][word] = new
-        self.write_scalar(dst0, self.atomic_returns(old, new), m)
 
     # -- dmovc ---------------------------------------------------------------------------------
 

@@ -17,4 +17,4 @@ class DoublesFlagIgnored(NaiveTranslator):
     capabilities = frozenset({"executes", "validates"})
 
     def overlooks(self, rule: LegalityRule, vector: Vector) -> bool:
-        return rule.id == "dmovc.legal.doubles_feature"
+        return rule.reject_if is not None and "doubles" in rule.reject_if.names

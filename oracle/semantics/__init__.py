@@ -1,20 +1,152 @@
-"""One pure semantics function per specified instruction, looked up by name."""
+"""The semantics of every specified instruction, from its data: one generic interpreter.
+
+An instruction's file says where its inputs come from (bindings), which clauses fire (the rule
+language), what each outcome does (the model's outcome vocabulary: effect and scope) and what
+the instruction computes: a memory access on the shared definition (read, write, or
+read-modify-write with the instruction's kernel), or a value written to a register per lane.
+Nothing here is specific to one instruction.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
 
-from sm5.oracle.program import Instruction, Program
-from sm5.oracle.semantics.dmovc import dmovc
-from sm5.oracle.semantics.imm_atomic_iadd import imm_atomic_iadd
-from sm5.oracle.semantics.store_structured import store_structured
-from sm5.oracle.spec import InstructionSpec
-from sm5.oracle.state import Execution, MachineState
+from sm5.oracle.bindings import (
+    F64_LANES,
+    gather,
+    lanes_of,
+    operand_named,
+    resource_of,
+)
+from sm5.oracle.clauses import address_of, classify, full_env, outcomes_of
+from sm5.oracle.errors import ExecError
+from sm5.oracle.operands import components
+from sm5.oracle.program import COMPONENTS, Instruction, Program
+from sm5.oracle.rules import Value
+from sm5.oracle.semantics.common import Draft
+from sm5.oracle.spec import Clause, InstructionSpec, MemoryAccess, Model
+from sm5.oracle.state import (
+    U32,
+    Accept,
+    Execution,
+    F64Nan,
+    MachineState,
+    Masked,
+    bits_f64,
+    f64_bits,
+    split64,
+)
 
-SemanticsFn = Callable[[Instruction, Program, MachineState, InstructionSpec], Execution]
+#: Every bit of a double's high word but the sign (acceptance form ``f64_sign_free``).
+SIGN_FREE_HIGH = 0x7FFFFFFF
 
-SEMANTICS: dict[str, SemanticsFn] = {
-    "store_structured": store_structured,
-    "imm_atomic_iadd": imm_atomic_iadd,
-    "dmovc": dmovc,
-}
+
+def run_instruction(instruction: Instruction, program: Program, state: MachineState,
+                    spec: InstructionSpec, model: Model) -> Execution:
+    """The expected result of one legal instance, with the clauses that fired."""
+    draft = Draft.of(state)
+    for lane in lanes_of(spec, instruction):
+        inputs = gather(spec, instruction, state, lane)
+        fired = classify(spec, inputs)
+        draft.fired.extend(fired)
+        _apply(spec, model, instruction, state, draft, inputs, fired, lane)
+    return draft.finish()
+
+
+def _apply(spec: InstructionSpec, model: Model, instruction: Instruction, state: MachineState,
+           draft: Draft, inputs: dict[str, Value], fired: tuple[Clause, ...], lane: int) -> None:
+    outcomes = {o.name: o for o in model.outcomes}
+    names = outcomes_of(fired)
+    semantics = spec.semantics
+    memory = semantics.memory
+    for name in names:
+        outcome = outcomes[name]
+        if outcome.effect == "exact" and outcome.scope == "instruction":
+            if memory is not None:
+                _access(spec, instruction, state, draft, inputs, memory)
+            if semantics.result is not None:
+                _register_result(spec, instruction, draft, inputs, fired, lane)
+        elif outcome.effect == "undefined" and outcome.scope == "resource" and memory:
+            draft.undefine_resource(operand_named(spec, instruction, memory.operand).register)
+        elif outcome.effect == "undefined" and outcome.scope == "shared_memory":
+            draft.undefine_files(model.shared_memory_files)
+        elif outcome.scope == "destination" and outcome.effect in ("undefined", "zero"):
+            value: Accept = None if outcome.effect == "undefined" else 0
+            for register, component in _destination(spec, instruction, lane):
+                draft.set_component(register, component, value)
+        elif outcome.effect == "constrained":
+            _register_result(spec, instruction, draft, inputs, fired, lane)
+
+
+def _destination(spec: InstructionSpec, instruction: Instruction, lane: int
+                 ) -> list[tuple[str, int]]:
+    """The register components the instruction writes in this lane."""
+    semantics = spec.semantics
+    name = (semantics.memory.returns if semantics.memory is not None
+            else semantics.result.operand if semantics.result is not None else None)
+    if name is None:
+        return []
+    op = operand_named(spec, instruction, name)
+    letters = op.components
+    if semantics.lanes is not None:
+        letters = F64_LANES[lane]
+    return [(op.register, COMPONENTS.index(c)) for c in letters]
+
+
+def _access(spec: InstructionSpec, instruction: Instruction, state: MachineState, draft: Draft,
+            inputs: dict[str, Value], memory: MemoryAccess) -> None:
+    """The in-bounds access: read, write or read-modify-write at the address."""
+    op = operand_named(spec, instruction, memory.operand)
+    res = resource_of(state, op)
+    first = address_of(spec.semantics, inputs) // 4
+    if memory.mode == "write":
+        assert memory.value is not None
+        values = components(operand_named(spec, instruction, memory.value), state)
+        for k in range(int(inputs["components"])):
+            draft.write_word(op.register, first + k, values[k])
+    elif memory.mode in ("rmw", "rmw_return"):
+        assert memory.kernel is not None
+        new = memory.kernel.evaluate(full_env(spec.semantics, inputs))
+        if not isinstance(new, int) or isinstance(new, bool) or not 0 <= new <= U32:
+            raise ExecError(f"{spec.name}: the kernel gave {new!r}, not a 32-bit word")
+        draft.write_word(op.register, first, new)
+        if memory.returns is not None:
+            for register, component in _destination(spec, instruction, 0):
+                draft.set_component(register, component, int(inputs["old"]))
+    else:
+        window = [res.data[first + k] if 0 <= first + k < len(res.data) else 0
+                  for k in range(4)]
+        letters = op.components or "xyzw"
+        for register, component in _destination(spec, instruction, 0):
+            word = COMPONENTS.index(letters[component] if component < len(letters)
+                                    else letters[-1])
+            draft.set_component(register, component, window[word])
+
+
+def _register_result(spec: InstructionSpec, instruction: Instruction, draft: Draft,
+                     inputs: dict[str, Value], fired: tuple[Clause, ...], lane: int) -> None:
+    """Write the lane's value (after ``_sat``) or the acceptance form a fired clause names."""
+    semantics = spec.semantics
+    assert semantics.result is not None
+    value = int(full_env(semantics, inputs)[semantics.result.value])
+    if instruction.sat:
+        value = saturate_f64(value)
+    lo, hi = split64(value)
+    accept = next((c.accept for c in fired if c.accept), None)
+    lo_accept: Accept = lo
+    hi_accept: Accept = hi
+    if accept == "f64_nan":
+        lo_accept = hi_accept = F64Nan()
+    elif accept == "f64_sign_free":
+        hi_accept = Masked(hi, SIGN_FREE_HIGH)
+    (lo_at, hi_at) = _destination(spec, instruction, lane)
+    draft.set_component(lo_at[0], lo_at[1], lo_accept)
+    draft.set_component(hi_at[0], hi_at[1], hi_accept)
+
+
+def saturate_f64(bits: int) -> int:
+    """``_sat`` of a double: min(1, max(0, v)) with dmax/dmin NaN rules (a NaN gives +0)."""
+    value = bits_f64(bits)
+    if math.isnan(value):
+        return 0
+    return f64_bits(min(1.0, max(0.0, value)))

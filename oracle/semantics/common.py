@@ -13,7 +13,6 @@ from sm5.oracle.state import (
     ExpectedResource,
     ExpectedState,
     MachineState,
-    Resource,
     exact,
 )
 
@@ -51,9 +50,10 @@ class Draft:
     def undefine_resource(self, register: str) -> None:
         self.resources[register] = None
 
-    def undefine_tgsm(self) -> None:
+    def undefine_files(self, files: frozenset[str]) -> None:
+        """Every resource of those register files (all shared memory) becomes undefined."""
         for key in self.resources:
-            if key.startswith("g"):
+            if key.rstrip("0123456789") in files:
                 self.resources[key] = None
 
     def finish(self) -> Execution:
@@ -62,9 +62,3 @@ class Draft:
         return Execution(outcomes_of(tuple(self.fired)), clauses,
                          ExpectedState(regs, self.resources, self.invocation))
 
-
-def resource(state: MachineState, register: str) -> Resource:
-    try:
-        return state.resources[register]
-    except KeyError:
-        raise ExecError(f"the state has no {register}") from None

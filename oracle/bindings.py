@@ -1,0 +1,109 @@
+"""Gathering an instruction's semantic inputs from an instance and a state, by their bindings.
+
+Each input of an instruction file says where it comes from (``from:``, see
+:class:`sm5.oracle.spec.Binding`); this module reads it. The vector generator inverts the same
+declarations (``sm5.vectors.realize``), so neither side is written per instruction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sm5.oracle.clauses import address_of
+from sm5.oracle.errors import ExecError
+from sm5.oracle.operands import components
+from sm5.oracle.program import COMPONENTS, Instruction, Operand
+from sm5.oracle.rules import Value
+from sm5.oracle.spec import LANE_COMPONENT, Binding, InstructionSpec, Semantics
+from sm5.oracle.state import MachineState, Resource, join64
+
+#: The components of each double lane: lane 0 is .xy, lane 1 is .zw (FS 3.1.4).
+F64_LANES = ("xy", "zw")
+
+
+def operand_named(spec: InstructionSpec, instruction: Instruction, name: str) -> Operand:
+    """The instance's operand in the position the spec gives ``name``."""
+    for op_spec, op in zip(spec.operands, instruction.operands, strict=True):
+        if op_spec.name == name:
+            return op
+    raise ExecError(f"{spec.name} has no operand {name!r}")
+
+
+def resource_of(state: MachineState, op: Operand) -> Resource:
+    try:
+        return state.resources[op.register]
+    except KeyError:
+        raise ExecError(f"the state has no {op.register}") from None
+
+
+def lanes_of(spec: InstructionSpec, instruction: Instruction) -> tuple[int, ...]:
+    """The lanes an instruction evaluates: every double of its lane operand's mask, or (0,)."""
+    lanes = spec.semantics.lanes
+    if lanes is None:
+        return (0,)
+    mask = operand_named(spec, instruction, lanes.operand).components
+    return tuple(k for k, letters in enumerate(F64_LANES) if letters in mask)
+
+
+def reach(memory: Operand, mask: str) -> int:
+    """How many consecutive words a memory operand's swizzle reads for the masked components."""
+    letters = memory.components or "xyzw"
+    picked = [letters[COMPONENTS.index(c)] if COMPONENTS.index(c) < len(letters) else letters[-1]
+              for c in mask]
+    return 1 + max(COMPONENTS.index(c) for c in picked)
+
+
+def gather(spec: InstructionSpec, instruction: Instruction, state: MachineState,
+           lane: int = 0) -> dict[str, Value]:
+    """Every semantic input of one evaluation (one lane), from its binding."""
+    semantics = spec.semantics
+    inputs: dict[str, Value] = {}
+    deferred = []
+    for item in semantics.inputs:
+        if item.source.kind == "memory":
+            deferred.append(item)
+            continue
+        inputs[item.name] = _read(item.source, spec, instruction, state, lane)
+    for item in deferred:
+        inputs[item.name] = memory_word(semantics, inputs, resource_of(
+            state, operand_named(spec, instruction, item.source.operand)))
+    return inputs
+
+
+def memory_word(semantics: Semantics, inputs: Mapping[str, Value], res: Resource) -> int:
+    """The word at the access's address, or 0 where the address names no word of ``res``."""
+    byte = address_of(semantics, inputs)
+    if byte % 4 == 0 and 0 <= byte < res.size:
+        return res.data[byte // 4]
+    return 0
+
+
+def _read(binding: Binding, spec: InstructionSpec, instruction: Instruction,
+          state: MachineState, lane: int) -> Value:
+    kind = binding.kind
+    if kind == "constant":
+        return binding.value
+    if kind == "sat":
+        return instruction.sat
+    if kind == "invocation":
+        return state.invocation
+    op = operand_named(spec, instruction, binding.operand)
+    if kind == "operand":
+        component = lane if binding.component == LANE_COMPONENT else binding.component
+        return components(op, state)[component]
+    if kind == "lane":
+        values = components(op, state)
+        return join64(values[2 * lane], values[2 * lane + 1])
+    if kind == "modifier":
+        return op.neg if binding.field == "neg" else op.abs
+    if kind == "mask":
+        return len(op.components)
+    if kind == "reach":
+        return reach(op, operand_named(spec, instruction, binding.mask).components)
+    if kind == "resource":
+        if binding.field == "file":
+            return op.file
+        res = resource_of(state, op)
+        value: Value = getattr(res, binding.field)
+        return value
+    raise ExecError(f"{spec.name}: unknown binding {kind!r}")
