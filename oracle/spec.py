@@ -492,26 +492,14 @@ def load_spec(root: Path) -> Spec:
     model = _build_model(model_doc)
     decl_doc = _load(root / "declarations.yaml", "declarations")
     aux_doc = _load(root / "auxiliary.yaml", "auxiliary")
-    shared_memory = _load(root / "shared" / "memory.yaml", "memory")
-    templates = {path.stem: load_yaml(path)
-                 for path in sorted((root / "templates").glob("*.yaml"))}
-    for name, template in templates.items():
-        if not isinstance(template, dict):
-            raise SpecError("a template is a mapping of instruction fields",
-                            where=str(root / "templates" / f"{name}.yaml"))
+    shared = _shared_definitions(root)
     kinds = tuple((k.file, k.kind) for k in model.resource_kinds)
     instructions: dict[str, InstructionSpec] = {}
     paths = sorted((root / "instructions").glob("*.yaml"))
     if not paths:
         raise SpecError("no instruction files", where=str(root / "instructions"))
     for path in paths:
-        raw = load_yaml(path)
-        if not isinstance(raw, dict):
-            raise SpecError("an instruction file is a mapping", where=str(path))
-        doc = apply_template(raw, templates, str(path))
-        doc = prefix_ids(expand_memory(doc, shared_memory, kinds, str(path)))
-        what = f"{path} (with template {raw['extends']})" if "extends" in raw else str(path)
-        validate(doc, "instruction", what)
+        doc = _expanded(path, shared, kinds)
         instruction = _build_instruction(doc, path, model)
         if instruction.name != path.stem:
             raise SpecError(f"field name: {instruction.name!r} differs from the file name "
@@ -527,6 +515,42 @@ def load_spec(root: Path) -> Spec:
     spec = Spec(str(root), model, declarations, auxiliary, instructions)
     _cross_check(spec)
     return spec
+
+
+@dataclass(frozen=True)
+class _Shared:
+    memory: Mapping[str, Any]
+    templates: Mapping[str, Any]
+
+
+def _shared_definitions(root: Path) -> _Shared:
+    memory = _load(root / "shared" / "memory.yaml", "memory")
+    templates = {path.stem: load_yaml(path)
+                 for path in sorted((root / "templates").glob("*.yaml"))}
+    for name, template in templates.items():
+        if not isinstance(template, dict):
+            raise SpecError("a template is a mapping of instruction fields",
+                            where=str(root / "templates" / f"{name}.yaml"))
+    return _Shared(memory, templates)
+
+
+def _expanded(path: Path, shared: _Shared, kinds: tuple[tuple[str, str], ...]) -> Any:
+    raw = load_yaml(path)
+    if not isinstance(raw, dict):
+        raise SpecError("an instruction file is a mapping", where=str(path))
+    doc = apply_template(raw, shared.templates, str(path))
+    doc = prefix_ids(expand_memory(doc, shared.memory, kinds, str(path)))
+    what = f"{path} (with template {raw['extends']})" if "extends" in raw else str(path)
+    validate(doc, "instruction", what)
+    return doc
+
+
+def instruction_document(root: Path, path: Path) -> Any:
+    """An instruction file as the schema sees it: its template and the shared definitions
+    expanded, local ids prefixed with its name."""
+    model = _build_model(_load(root / "model.yaml", "model"))
+    return _expanded(path, _shared_definitions(root),
+                     tuple((k.file, k.kind) for k in model.resource_kinds))
 
 
 def _load(path: Path, schema_name: str) -> Any:

@@ -16,7 +16,7 @@ import yaml
 from sm5.oracle.asm import parse_program
 from sm5.oracle.executor import execute
 from sm5.oracle.legality import first_violation, violations
-from sm5.oracle.spec import load_default
+from sm5.oracle.spec import instruction_document, load_default
 from sm5.oracle.state import MachineState, state_from_json
 
 SPEC_DIR = Path(__file__).resolve().parents[1] / "spec"
@@ -180,6 +180,22 @@ CASES: list[tuple[str, str, str, list[str], list[str], str]] = [
     ("ia_typed_sint", "cs_5_0", "11.0",
      ["dcl_uav_typed_buffer (sint,sint,sint,sint) u0", "imm_atomic_iadd r0.x, u0, l(0), l(1)"],
      [], "seed-004: declared as UINT/SINT"),
+    ("aia_typed_float", "cs_5_0", "11.0",
+     ["dcl_uav_typed_buffer (float,float,float,float) u0", "atomic_iadd u0, l(0), l(1)"],
+     ["atomic_iadd.legal.typed_return_type"],
+     "FS 22.17.12: a typed u# is declared UINT or SINT"),
+    ("aia_typed_sint", "cs_5_0", "11.0",
+     ["dcl_uav_typed_buffer (sint,sint,sint,sint) u0", "atomic_iadd u0, l(0), l(1)"],
+     [], "FS 22.17.12: declared UINT or SINT"),
+    ("ice_typed_unorm", "cs_5_0", "11.0",
+     ["dcl_uav_typed_buffer (unorm,unorm,unorm,unorm) u0",
+      "imm_atomic_cmp_exch r0.x, u0, l(0), l(1), l(2)"],
+     ["imm_atomic_cmp_exch.legal.typed_return_type"],
+     "FS 22.17.23: a typed u# is declared UINT or SINT"),
+    ("ice_cs_4_1", "cs_4_1", "11.0",
+     ["dcl_uav_raw u0", "imm_atomic_cmp_exch r0.x, u0, l(0), l(1), l(2)"],
+     ["imm_atomic_cmp_exch.availability.target"],
+     "FS 18.7.2.5: no atomic operations on cs_4_x"),
     ("ia_typed_cs_4_0", "cs_4_0", "11.0",
      ["dcl_uav_typed_buffer (uint,uint,uint,uint) u0", "imm_atomic_iadd r0.x, u0, l(0), l(1)"],
      ["imm_atomic_iadd.availability.target", "dcl_uav_typed.legal.cs_4_x"],
@@ -270,11 +286,19 @@ def test_case_names_are_unique() -> None:
     assert len(names) == len(set(names))
 
 
-def test_bound_format_r32_float_rejected() -> None:
-    """seed-004: ... with the bound resource format being R32_UINT/_SINT."""
-    lines = ["dcl_uav_typed_buffer (uint,uint,uint,uint) u0",
-             "imm_atomic_iadd r0.x, u0, l(0), l(1)"]
-    for fmt, expected in (("R32_FLOAT", ["imm_atomic_iadd.binding.typed_format"]),
+BOUND_FORMAT_CASES = (
+    ("imm_atomic_iadd", "imm_atomic_iadd r0.x, u0, l(0), l(1)"),
+    ("atomic_iadd", "atomic_iadd u0, l(0), l(1)"),
+    ("imm_atomic_cmp_exch", "imm_atomic_cmp_exch r0.x, u0, l(0), l(1), l(2)"),
+)
+
+
+@pytest.mark.parametrize(("name", "line"), BOUND_FORMAT_CASES,
+                         ids=[c[0] for c in BOUND_FORMAT_CASES])
+def test_bound_format_r32_float_rejected(name: str, line: str) -> None:
+    """seed-004 / FS 22.17: ... with the bound resource format being R32_UINT/_SINT."""
+    lines = ["dcl_uav_typed_buffer (uint,uint,uint,uint) u0", line]
+    for fmt, expected in (("R32_FLOAT", [f"{name}.binding.typed_format"]),
                           ("R32_UINT", []), ("R32_SINT", [])):
         state = state_from_json({"r0": [0, 0, 0, 0], "u0": {"kind": "typed", "format": fmt,
                                                               "data": [0]}})
@@ -298,7 +322,8 @@ def test_execute_reports_the_first_rule() -> None:
 def test_every_rule_reported_has_a_case() -> None:
     """Every expression and declaration rule of the spec is broken by some hand case."""
     spec = load_default()
-    reported = {rid for case in CASES for rid in case[4]} | {"imm_atomic_iadd.binding.typed_format"}
+    reported = {rid for case in CASES for rid in case[4]} | \
+        {f"{name}.binding.typed_format" for name, _ in BOUND_FORMAT_CASES}
     written = {r.id for r in spec.legality_rules() if r.check in ("expr", "declaration", "program")}
     assert sorted(written - reported) == []
 
@@ -339,7 +364,7 @@ INSTRUCTION_FILES = sorted((SPEC_DIR / "instructions").glob("*.yaml"))
 
 @pytest.mark.parametrize("path", INSTRUCTION_FILES, ids=[p.stem for p in INSTRUCTION_FILES])
 def test_operand_table_rules_match_yaml(path: Path) -> None:
-    doc = _yaml(path)
+    doc = instruction_document(SPEC_DIR, path)
     model = _yaml(SPEC_DIR / "model.yaml")
     ins = load_default().instruction(doc["name"])
     generated = {r.id for r in ins.rules
@@ -352,7 +377,7 @@ def test_operand_table_rules_match_yaml(path: Path) -> None:
 
 @pytest.mark.parametrize("path", INSTRUCTION_FILES, ids=[p.stem for p in INSTRUCTION_FILES])
 def test_explicit_rules_match_yaml(path: Path) -> None:
-    doc = _yaml(path)
+    doc = instruction_document(SPEC_DIR, path)
     ins = load_default().instruction(doc["name"])
     explicit = [r.id for r in ins.rules if r.check == "expr"]
     assert explicit == [r["id"] for r in doc.get("rules", [])]
