@@ -2,7 +2,7 @@
 
 The file is a list of entries::
 
-    - id: "store_structured/oob_index/*"     # an exact vector id or an fnmatch glob
+    - id: "<instruction>/boundary/*"        # an exact vector id or an fnmatch glob
       status: xfail                           # fail | xfail | unsupported | skip
       reason: "32-bit wrap of index * stride"
       link: "https://..."                     # optional: the upstream bug

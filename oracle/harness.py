@@ -55,7 +55,6 @@ HARNESS_STAGE = "compute"
 HARNESS_GLOBAL_FLAG = "refactoringAllowed"
 ACTIVE = "active"
 THREAD_INDEX_FILE = "vThreadIDInGroupFlattened"
-EARLY_EXIT = "ret"
 WORD_BYTES = 4
 REGISTER_WORDS = 4
 # Declarations the harness writes itself (with its own values) instead of copying the program's.
@@ -152,8 +151,9 @@ def _check_expressible(program: Program, state: MachineState, spec: Spec) -> Non
         file = files.get(op.file)
         if file is not None and HARNESS_STAGE not in file.stages:
             raise NotExpressible(f"register file {op.file!r} does not exist in the compute stage")
-    if any(ins.name == EARLY_EXIT for ins in program.instructions):
-        raise NotExpressible(f"the program contains {EARLY_EXIT!r}: it would return before the "
+    exit_name = spec.harness["exit"]
+    if any(ins.name == exit_name for ins in program.instructions):
+        raise NotExpressible(f"the program contains {exit_name!r}: it would return before the "
                              "harness stores the state back")
 
 
@@ -254,19 +254,20 @@ def _program_lines(program: Program, layout: StateLayout, slot: int, scratch: in
 
     whole = Operand("u", slot, selection="swizzle", components=COMPONENTS)
     for reg in layout.registers:
-        lines.append(Instruction("ld_raw", (_r(_number(reg.name), "mask", COMPONENTS),
-                                            _lit(WORD_BYTES * reg.offset, "select"), whole)))
+        lines.append(Instruction(spec.harness["raw_load"], (
+            _r(_number(reg.name), "mask", COMPONENTS), _lit(WORD_BYTES * reg.offset, "select"),
+            whole)))
     for t in layout.tgsm:
-        lines.extend(_tgsm_copy(t, slot, scratch, to_tgsm=True))
+        lines.extend(_tgsm_copy(t, slot, scratch, spec, to_tgsm=True))
     lines.extend(program.instructions)
     for reg in layout.registers:
-        lines.append(Instruction("store_raw", (Operand("u", slot, selection="mask",
+        lines.append(Instruction(spec.harness["raw_store"], (Operand("u", slot, selection="mask",
                                                        components=COMPONENTS),
                                                _lit(WORD_BYTES * reg.offset, "select"),
                                                _r(_number(reg.name), "swizzle", COMPONENTS))))
     for t in layout.tgsm:
-        lines.extend(_tgsm_copy(t, slot, scratch, to_tgsm=False))
-    lines.append(Instruction(EARLY_EXIT, ()))
+        lines.extend(_tgsm_copy(t, slot, scratch, spec, to_tgsm=False))
+    lines.append(Instruction(spec.harness["exit"], ()))
     return lines
 
 
@@ -284,8 +285,10 @@ def _tgsm_pieces(t: TgsmSlot) -> Iterable[tuple[int, int, int, int]]:
                    min(REGISTER_WORDS, per_struct - word))
 
 
-def _tgsm_copy(t: TgsmSlot, slot: int, scratch: int, *, to_tgsm: bool) -> list[Instruction]:
+def _tgsm_copy(t: TgsmSlot, slot: int, scratch: int, spec: Spec, *, to_tgsm: bool
+               ) -> list[Instruction]:
     g = _number(t.name)
+    move = spec.harness
     whole_u = Operand("u", slot, selection="swizzle", components=COMPONENTS)
     whole_g = Operand("g", g, selection="swizzle", components=COMPONENTS)
     out: list[Instruction] = []
@@ -293,22 +296,23 @@ def _tgsm_copy(t: TgsmSlot, slot: int, scratch: int, *, to_tgsm: bool) -> list[I
         mask = COMPONENTS[:count]
         state_at = _lit(WORD_BYTES * state_word, "select")
         if to_tgsm:
-            out.append(Instruction("ld_raw", (_r(scratch, "mask", mask), state_at, whole_u)))
+            out.append(Instruction(move["raw_load"], (_r(scratch, "mask", mask), state_at,
+                                                      whole_u)))
             dst = Operand("g", g, selection="mask", components=mask)
             src = _r(scratch, "swizzle", COMPONENTS)
             if t.kind == "raw":
-                out.append(Instruction("store_raw", (dst, _lit(byte, "select"), src)))
+                out.append(Instruction(move["raw_store"], (dst, _lit(byte, "select"), src)))
             else:
-                out.append(Instruction("store_structured", (dst, _lit(index, "select"),
-                                                            _lit(byte, "select"), src)))
+                out.append(Instruction(move["structured_store"], (
+                    dst, _lit(index, "select"), _lit(byte, "select"), src)))
         else:
             dst_r = _r(scratch, "mask", mask)
             if t.kind == "raw":
-                out.append(Instruction("ld_raw", (dst_r, _lit(byte, "select"), whole_g)))
+                out.append(Instruction(move["raw_load"], (dst_r, _lit(byte, "select"), whole_g)))
             else:
-                out.append(Instruction("ld_structured", (dst_r, _lit(index, "select"),
-                                                         _lit(byte, "select"), whole_g)))
-            out.append(Instruction("store_raw", (Operand("u", slot, selection="mask",
+                out.append(Instruction(move["structured_load"], (
+                    dst_r, _lit(index, "select"), _lit(byte, "select"), whole_g)))
+            out.append(Instruction(move["raw_store"], (Operand("u", slot, selection="mask",
                                                          components=mask),
                                                  state_at, _r(scratch, "swizzle", COMPONENTS))))
     return out

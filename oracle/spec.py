@@ -447,6 +447,7 @@ class Spec:
     declarations: Declarations
     auxiliary: Mapping[str, AuxInstruction]
     instructions: Mapping[str, InstructionSpec]
+    harness: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def version(self) -> str:
@@ -512,7 +513,8 @@ def load_spec(root: Path) -> Spec:
             tuple(AuxOperand(o["name"], o["role"], o["selection"]) for o in a["operands"]),
             _src(a["source"]))
         for a in aux_doc["instructions"]}
-    spec = Spec(str(root), model, declarations, auxiliary, instructions)
+    spec = Spec(str(root), model, declarations, auxiliary, instructions,
+                dict(aux_doc["harness"]))
     _cross_check(spec)
     return spec
 
@@ -902,3 +904,6 @@ def _cross_check(spec: Spec) -> None:
                                 where=ins.path)
     for rule in spec.declarations.rules + spec.declarations.program_rules:
         unique(rule.id, "declarations.yaml")
+    for role, name in spec.harness.items():
+        if name not in spec.auxiliary and name not in spec.instructions:
+            raise SpecError(f"harness.{role}: no instruction {name!r}", where="auxiliary.yaml")

@@ -22,7 +22,7 @@ Two exact encodings are offered; a theorem picks the one its solver handles best
     the 2**127 limit; :func:`side_conditions` states the exact no-overflow conditions, and the
     ``well_defined`` theorem proves them for every expression of the spec under the input
     ranges, so the 128-bit claim is checked by z3 rather than argued on paper. Bit-blasting
-    makes this encoding fast for bit-level rules (``dmovc``'s NaN test) and for model search.
+    makes this encoding fast for bit-level rules (a double's NaN test) and for model search.
 
 Types. Booleans are z3 ``Bool``; a boolean used as a number is ``If(b, 1, 0)`` (Python's
 ``int(True)``); a number used as a truth value is ``!= 0``. ``x if c else y`` with one boolean and

@@ -119,7 +119,7 @@ def _number(value: Any, where: str, what: str) -> float | None:
 
 
 def _subject(name: str, instruction: str, kind: str) -> str:
-    """``store_structured/partition/uav_bounds`` -> ``uav_bounds``."""
+    """``<instruction>/partition/uav_raw`` -> ``uav_raw``."""
     prefix = f"{instruction}/{kind}/"
     return name[len(prefix):] if instruction and kind and name.startswith(prefix) else ""
 

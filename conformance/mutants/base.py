@@ -227,12 +227,12 @@ class NaiveTranslator:
             for k, word in enumerate(words):
                 res["data"][word] = values[k]
         elif memory.mode in ("rmw", "rmw_return"):
-            word = self.atomic_word(res, mem.register, address)
-            if word is None or not 0 <= word < len(res["data"]):
+            target = self.atomic_word(res, mem.register, address)
+            if target is None or not 0 <= target < len(res["data"]):
                 return
-            old = res["data"][word]
+            old = res["data"][target]
             new = self.combine(ins, old, self.source_values(ins, instruction, m))
-            res["data"][word] = new
+            res["data"][target] = new
             if memory.returns is not None:
                 self.write_scalar(self.operand(ins, instruction, memory.returns),
                                   self.atomic_returns(old, new), m)
