@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from sm5.conformance.compare import Verdict
 from sm5.conformance.expectations import load_expectations
 from sm5.conformance.implementations import resolve
 from sm5.conformance.mutants import MUTANTS
+from sm5.conformance.mutants.base import NaiveTranslator
 from sm5.conformance.protocol import DEFAULT_TIMEOUT
 from sm5.conformance.run import (
     RunReport,
@@ -102,26 +104,64 @@ def summary(report: RunReport) -> str:
 # Mutants
 
 
-def kill_matrix(vectors: Sequence[Vector]) -> dict[str, list[str]]:
-    """For every mutant, the ids of the vectors that fail on it (sorted)."""
-    matrix: dict[str, list[str]] = {}
+@dataclass(frozen=True)
+class KillMatrix:
+    """Per mutant: the vectors that kill it, and the vectors where its answer differs from the
+    bug-free naive translator's (where the bug is reachable at all)."""
+
+    killing: dict[str, list[str]]
+    reaching: dict[str, list[str]]
+
+    def per_instruction(self) -> dict[str, tuple[int, int]]:
+        """instruction -> (mutants killed by its vectors, mutants its vectors reach)."""
+        out: dict[str, tuple[int, int]] = {}
+        names = {v.split("/")[0] for ids in self.reaching.values() for v in ids}
+        for ins in sorted(names):
+            reached = [m for m, ids in self.reaching.items() if any(_of(v, ins) for v in ids)]
+            killed = [m for m, ids in self.killing.items() if any(_of(v, ins) for v in ids)]
+            out[ins] = (len(killed), len(set(reached) | set(killed)))
+        return out
+
+
+def _of(vector_id: str, instruction: str) -> bool:
+    return vector_id.startswith(instruction + "/")
+
+
+def kill_matrix(vectors: Sequence[Vector]) -> KillMatrix:
+    """For every mutant, the ids of the vectors that fail on it and that it answers differently
+    from the bug-free base (sorted)."""
+    base = NaiveTranslator()
+    answers = {v.id: base.run(v) for v in vectors}
+    killing: dict[str, list[str]] = {}
+    reaching: dict[str, list[str]] = {}
     for name, cls in MUTANTS.items():
         mutant = cls()
-        matrix[name] = sorted(v.id for v in vectors if _kills(run_vector(mutant, v)))
-    return matrix
+        killed, reached = [], []
+        for v in vectors:
+            verdict = run_vector(mutant, v)
+            if _kills(verdict):
+                killed.append(v.id)
+            elif verdict.status not in ("not-applicable", "skip") and \
+                    mutant.run(v) != answers[v.id]:
+                reached.append(v.id)
+        killing[name] = sorted(killed)
+        reaching[name] = sorted(reached)
+    return KillMatrix(killing, reaching)
 
 
 def _kills(verdict: Verdict) -> bool:
     return verdict.status == "fail"
 
 
-def mutants_json(matrix: dict[str, list[str]], files: Sequence[str]) -> dict[str, Any]:
-    killed = sum(1 for ids in matrix.values() if ids)
+def mutants_json(matrix: KillMatrix, files: Sequence[str]) -> dict[str, Any]:
+    killed = sum(1 for ids in matrix.killing.values() if ids)
     return {"format": MUTANTS_FORMAT, "vectors_files": list(files),
-            "killed": killed, "total": len(matrix),
+            "killed": killed, "total": len(matrix.killing),
+            "per_instruction": {ins: {"killed": k, "reached": r}
+                                for ins, (k, r) in matrix.per_instruction().items()},
             "mutants": {name: {"killed": bool(ids), "killing_vectors": ids,
                                "summary": _first_line(MUTANTS[name].__doc__)}
-                        for name, ids in sorted(matrix.items())}}
+                        for name, ids in sorted(matrix.killing.items())}}
 
 
 def _first_line(doc: str | None) -> str:
@@ -132,15 +172,19 @@ def run_mutants(args: argparse.Namespace) -> int:
     files = vector_files(args.vectors)
     vectors = [v for _, _, v in iter_selected(files)]
     matrix = kill_matrix(vectors)
-    width = max(len(n) for n in matrix)
+    killing = matrix.killing
+    width = max(len(n) for n in killing)
     print(f"{'mutant':<{width}}  killed  vectors  first killing vectors")
-    for name, ids in sorted(matrix.items()):
+    for name, ids in sorted(killing.items()):
         first = ", ".join(ids[:KILLERS_SHOWN]) + (", ..." if len(ids) > KILLERS_SHOWN else "")
         print(f"{name:<{width}}  {'yes' if ids else 'NO':<6}  {len(ids):>7}  {first}")
-    killed = sum(1 for ids in matrix.values() if ids)
-    rate = 100.0 * killed / len(matrix) if matrix else 0.0
-    print(f"kill rate: {killed}/{len(matrix)} ({rate:.1f}%) over {len(vectors)} vectors")
+    print("per instruction: mutants killed by its vectors / mutants whose answers differ on them")
+    for ins, (k, r) in matrix.per_instruction().items():
+        print(f"  {ins:<{width}}  {k}/{r}" + (f" ({100.0 * k / r:.1f}%)" if r else ""))
+    killed = sum(1 for ids in killing.values() if ids)
+    rate = 100.0 * killed / len(killing) if killing else 0.0
+    print(f"kill rate: {killed}/{len(killing)} ({rate:.1f}%) over {len(vectors)} vectors")
     if args.json is not None:
         doc = mutants_json(matrix, [display_name(f) for f in files])
         atomic_write_text(args.json, results_text(doc))
-    return 0 if killed == len(matrix) else 1
+    return 0 if killed == len(killing) else 1

@@ -150,8 +150,8 @@ def run_pipeline(args: argparse.Namespace) -> int:
         matrix = conformance_cli.kill_matrix(vectors)
         doc = conformance_cli.mutants_json(matrix, [display_name(f) for f in files])
         atomic_write_text(mutants_json, results_text(doc))
-        killed = sum(1 for ids in matrix.values() if ids)
-        return killed == len(matrix), f"kill rate {killed}/{len(matrix)}"
+        killed = sum(1 for ids in matrix.killing.values() if ids)
+        return killed == len(matrix.killing), f"kill rate {killed}/{len(matrix.killing)}"
 
     steps.append(_step("mutants", progress, mutants))
 
