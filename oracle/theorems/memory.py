@@ -273,6 +273,12 @@ def naive_wrap(ctx: Context, group: Group, query: WrapQuery, budget: Budget) -> 
     region = z3.And(ctx.active[group.id], ctx.expr(kind_is(ctx, STRUCTURED)))
     fooled = [region, z3.Or(*[ctx.when[c.id] for c in query.targets]),
               *(ctx.expr(r) for r in (query.frame, query.exact, query.naive))]
+    memory = ctx.spec.semantics.memory
+    if memory is not None and memory.kernel is not None:
+        # A witness worth a vector changes the word it reaches: the kernel's new word differs
+        # from the old one, so a naive implementation's stray write is visible.
+        fooled.append(ctx.expr(ctx.rule(f"({memory.kernel.text}) != old",
+                                        f"visible write in {group.id}")))
     target_ids = ", ".join(c.id for c in query.targets)
     primary = small_witness(ctx, budget, fooled)
     if primary is None:
