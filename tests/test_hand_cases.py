@@ -40,6 +40,8 @@ def spec_clause_ids(spec: Spec) -> set[str]:
 
 @pytest.mark.parametrize("path", hand_files(), ids=lambda p: p.stem)
 def test_hand_file_is_well_formed(path: Path) -> None:
+    """Schema, unique names, and agreement with the spec: every clause id, rule id, target,
+    runtime and source ref a case names is the spec's (load_file checks them)."""
     error = LOADED.errors.get(path)
     if error is not None:
         pytest.fail(str(error), pytrace=False)
@@ -71,12 +73,6 @@ def test_case_names_are_unique() -> None:
     assert sorted({n for n in names if names.count(n) > 1}) == []
 
 
-def test_hand_cases_name_real_clauses() -> None:
-    """A typo in a clause id would otherwise only show up as an oracle mismatch."""
-    named = {cid for case in CASES for cid in case.clauses}
-    assert sorted(named - spec_clause_ids(SPEC)) == []
-
-
 def test_every_spec_clause_has_a_hand_case() -> None:
     known = spec_clause_ids(SPEC)
     assert known, "no clause ids found in the spec"
@@ -88,8 +84,10 @@ def test_pending_files_are_well_formed() -> None:
     """Cases of instructions the spec does not have yet: the schema and the checks that do not
     need the spec (they are not executed)."""
     for path in hand_files(PENDING_DIR):
-        cases = load_file(path)
-        assert cases, path
+        try:
+            load_file(path)
+        except HandFileError as exc:
+            pytest.fail(str(exc), pytrace=False)
 
 
 # ------------------------------------------------------------------------------------------------
