@@ -129,7 +129,7 @@ def theorem_results() -> list[TheoremResult]:
                       "naive 32-bit address accepts accesses the spec rejects",
                       ({"index": 268435456, "offset": 0, "stride": 16, "count": 4,
                         "components": 1, "file": "u"},),
-                      (("store_structured.uav.oob_index",),)),
+                      (("store_structured.uav_structured.oob_index",),)),
         TheoremResult("imm_atomic_iadd/in_bounds/imm_atomic_iadd.uav_raw.in_bounds",
                       "imm_atomic_iadd", "in_bounds", "proved", 0.1,
                       "where the clause fires, the bytes stay inside the resource"),

@@ -18,7 +18,7 @@ VALIDATES = frozenset({"validates"})
 
 def vector(expect: dict[str, Any], vid: str = "store_structured/x/0001") -> Vector:
     return Vector(vid, ("dcl_uav_structured u0, 8", "store_structured u0.x, l(0), l(0), r1.x"),
-                  "cs_5_0", "11.0", {}, expect, ("store_structured.uav.in_bounds",))
+                  "cs_5_0", "11.0", {}, expect, ("store_structured.uav_structured.in_bounds",))
 
 
 EXPECT = {"outcomes": ["defined"], "state": {

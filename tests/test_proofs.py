@@ -72,7 +72,7 @@ def test_the_expected_theorems_exist(results: list[TheoremResult]) -> None:
         for kind in ("naive_wrap_bytes", "naive_wrap_dwords", "offset_wrap"):
             assert by_name(results)[f"{name}/{kind}/{group_id}"].status == \
                 "counterexample-as-expected"
-    for clause in ("store_structured.uav.in_bounds", "store_structured.tgsm.in_bounds",
+    for clause in ("store_structured.uav_structured.in_bounds", "store_structured.tgsm_structured.in_bounds",
                    "imm_atomic_iadd.uav_raw.in_bounds", "imm_atomic_iadd.uav_typed.in_bounds",
                    "imm_atomic_iadd.tgsm_structured.in_bounds"):
         assert by_name(results)[f"{clause.split('.')[0]}/in_bounds/{clause}"].status == "proved"
@@ -179,16 +179,16 @@ def test_overlapping_clauses_fail_the_partition(tmp_path: Path) -> None:
     table = by_name(run_all(spec, instructions=["store_structured"]))
     failed = table["store_structured/partition/uav_bounds"]
     assert failed.status == "failed"
-    assert "store_structured.uav.in_bounds" in failed.detail
-    assert "store_structured.uav.oob_index" in failed.detail
+    assert "store_structured.uav_structured.in_bounds" in failed.detail
+    assert "store_structured.uav_structured.oob_index" in failed.detail
     witness = failed.witnesses[0]
     instruction = spec.instruction("store_structured")
     env = full_env(instruction.semantics, witness)
-    assert instruction.clause("store_structured.uav.in_bounds").when.holds(env)
-    assert instruction.clause("store_structured.uav.oob_index").when.holds(env)
+    assert instruction.clause("store_structured.uav_structured.in_bounds").when.holds(env)
+    assert instruction.clause("store_structured.uav_structured.oob_index").when.holds(env)
     assert witness["index"] == witness["count"]  # the only overlap
     # ... and the widened clause writes past the resource
-    assert table["store_structured/in_bounds/store_structured.uav.in_bounds"].status == "failed"
+    assert table["store_structured/in_bounds/store_structured.uav_structured.in_bounds"].status == "failed"
 
 
 def test_a_gap_fails_the_partition(tmp_path: Path) -> None:
@@ -210,7 +210,7 @@ def test_defined_with_a_memory_outcome_fails_outcome_consistency(tmp_path: Path)
     spec = broken_spec(tmp_path, "outcomes: [no_write]", "outcomes: [defined, no_write]")
     table = by_name(run_all(spec, instructions=["store_structured"]))
     assert table["store_structured/outcomes"].status == "failed"
-    assert "store_structured.uav.oob_index" in table["store_structured/outcomes"].detail
+    assert "store_structured.uav_structured.oob_index" in table["store_structured/outcomes"].detail
 
 
 def test_conflicting_availability_rows_fail() -> None:

@@ -15,7 +15,7 @@ from sm5.vectors.regression import export_regression, exports_regressions
 from sm5.vectors.strategies import states_for
 
 SPEC = load_default()
-CLAUSE = "store_structured.uav.in_bounds"
+CLAUSE = "store_structured.uav_structured.in_bounds"
 
 
 def test_a_failing_property_exports_its_shrunk_case(tmp_path: Path) -> None:

@@ -1,0 +1,215 @@
+"""Hand cases as data: reading and checking ``tests/hand/<instruction>.yaml``.
+
+Each file holds the instances of one instruction with their expected result written by hand
+from the cited source (see ``tests/hand/hand.schema.json``). A malformed file is reported as
+one ``HandFileError`` naming the file, the case (by name and line) and the field. Files under
+``tests/hand/pending/`` are not loaded: they hold cases of instructions the spec does not
+have yet.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import referencing
+import yaml
+
+from sm5.oracle.errors import Sm5Error
+from sm5.oracle.spec import Spec
+from sm5.oracle.yamlio import field_path, load_yaml, schema
+
+HAND_DIR = Path(__file__).resolve().parent / "hand"
+PENDING_DIR = HAND_DIR / "pending"
+SCHEMA_PATH = HAND_DIR / "hand.schema.json"
+
+
+class HandFileError(Sm5Error):
+    """A hand-case file is malformed (YAML, schema, or a fact the spec contradicts)."""
+
+
+@dataclass(frozen=True)
+class HandCase:
+    """One instance with its expected result, as written in a hand file."""
+
+    name: str
+    path: Path
+    line: int
+    instruction: str
+    clauses: tuple[str, ...]
+    program: tuple[str, ...]
+    target: str
+    runtime: str
+    state: Mapping[str, Any]
+    outcomes: tuple[str, ...]
+    expect_state: Mapping[str, Any] | None
+    rule: str | None
+    source: tuple[Mapping[str, str], ...]
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line} case {self.name!r}"
+
+    @property
+    def cite(self) -> str:
+        """The citations, for assertion messages."""
+        return "; ".join(f"{c['ref']} {c['section']}: {c.get('quote') or c.get('paraphrase')}"
+                         for c in self.source)
+
+
+@cache
+def _validator(definition: str | None) -> jsonschema.Draft202012Validator:
+    doc = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(doc)
+    vector = schema("vector")
+    registry: referencing.Registry[Any] = referencing.Registry().with_resources([
+        (vector["$id"], referencing.Resource.from_contents(vector)),
+        (doc["$id"], referencing.Resource.from_contents(doc)),
+    ])
+    root = {"$ref": f"{doc['$id']}#/$defs/{definition}"} if definition else doc
+    return jsonschema.Draft202012Validator(root, registry=registry)
+
+
+def _schema_problem(document: Any, definition: str | None) -> str | None:
+    error = jsonschema.exceptions.best_match(_validator(definition).iter_errors(document))
+    if error is None:
+        return None
+    message = error.message
+    described = isinstance(error.schema, dict) and "description" in error.schema
+    if error.validator in ("oneOf", "anyOf", "not") and described:
+        # "{...the whole value...} is not valid under any of the given schemas" says nothing
+        text = str(error.schema["description"])
+        message = f"expected {text[:1].lower()}{text[1:]}"
+    where = field_path(error.absolute_path) if error.absolute_path else (
+        "(case)" if definition == "case" else "(top level)")
+    return f"field {where}: {message}"
+
+
+def _case_lines(path: Path) -> list[int]:
+    """The 1-based line of each item of ``cases`` (0 where the file's shape hides it)."""
+    try:
+        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return []
+    if not isinstance(root, yaml.MappingNode):
+        return []
+    for key, value in root.value:
+        if key.value == "cases" and isinstance(value, yaml.SequenceNode):
+            return [item.start_mark.line + 1 for item in value.value]
+    return []
+
+
+def load_file(path: Path, spec: Spec | None = None) -> list[HandCase]:
+    """Read and check one hand file. With ``spec``, also check it against the spec: the
+    instruction exists, every clause id and rule id is the spec's, every target, runtime and
+    source reference is the model's."""
+    try:
+        doc = load_yaml(path)
+    except Sm5Error as exc:
+        raise HandFileError(exc.message, where=exc.where) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("cases"), list):
+        problem = _schema_problem(doc, None) or "expected a mapping with instruction and cases"
+        raise HandFileError(problem, where=str(path))
+    lines = _case_lines(path)
+    for i, case in enumerate(doc["cases"]):
+        problem = _schema_problem(case, "case")
+        if problem:
+            name = case.get("name") if isinstance(case, dict) else None
+            line = lines[i] if i < len(lines) else 0
+            raise HandFileError(problem, where=f"{path}:{line} case #{i + 1}"
+                                + (f" {name!r}" if isinstance(name, str) else ""))
+    problem = _schema_problem(doc, None)
+    if problem:
+        raise HandFileError(problem, where=str(path))
+    instruction = doc["instruction"]
+    if path.stem != instruction:
+        raise HandFileError(f"the file holds cases of {instruction!r}; name it "
+                            f"{instruction}.yaml", where=str(path))
+    cases = [_case(path, lines[i] if i < len(lines) else 0, instruction, c)
+             for i, c in enumerate(doc["cases"])]
+    seen: set[str] = set()
+    for case in cases:
+        if case.name in seen:
+            raise HandFileError("duplicate case name", where=case.where)
+        seen.add(case.name)
+        _check_case(case)
+        if spec is not None:
+            _check_against_spec(case, spec)
+    return cases
+
+
+def _case(path: Path, line: int, instruction: str, doc: Mapping[str, Any]) -> HandCase:
+    expect = doc["expect"]
+    return HandCase(
+        name=doc["name"], path=path, line=line, instruction=instruction,
+        clauses=tuple(doc.get("clauses", ())), program=tuple(doc["program"]),
+        target=doc["target"], runtime=doc["runtime"], state=doc["state"],
+        outcomes=tuple(expect["outcomes"]), expect_state=expect.get("state"),
+        rule=expect.get("rule"), source=tuple(doc["source"]))
+
+
+def _check_case(case: HandCase) -> None:
+    """Facts a schema cannot say: the program runs the file's instruction, the clauses are
+    the instruction's."""
+    mnemonics = [line.split()[0].removesuffix("_sat") for line in case.program]
+    if case.instruction not in mnemonics:
+        raise HandFileError(f"the program has no {case.instruction} instruction",
+                            where=case.where)
+    foreign = [c for c in case.clauses if not c.startswith(case.instruction + ".")]
+    if foreign:
+        raise HandFileError(f"clause(s) {', '.join(foreign)} are not clauses of "
+                            f"{case.instruction}", where=case.where)
+
+
+def _check_against_spec(case: HandCase, spec: Spec) -> None:
+    if case.instruction not in spec.instructions:
+        raise HandFileError(f"the spec has no instruction {case.instruction!r}",
+                            where=case.where)
+    known = {c.id for g in spec.instruction(case.instruction).semantics.groups
+             for c in g.clauses}
+    unknown = [c for c in case.clauses if c not in known]
+    if unknown:
+        raise HandFileError(f"unknown clause id(s) {', '.join(unknown)}; "
+                            f"{case.instruction} has {', '.join(sorted(known))}",
+                            where=case.where)
+    if case.rule is not None and case.rule not in {r.id for r in spec.legality_rules()}:
+        raise HandFileError(f"unknown legality rule {case.rule!r}", where=case.where)
+    if case.target not in {t.name for t in spec.model.targets}:
+        raise HandFileError(f"unknown target {case.target!r}", where=case.where)
+    if case.runtime not in {r.name for r in spec.model.runtimes}:
+        raise HandFileError(f"unknown runtime {case.runtime!r}", where=case.where)
+    refs = [c["ref"] for c in case.source if c["ref"] not in spec.model.sources]
+    if refs:
+        raise HandFileError(f"unknown source ref(s) {', '.join(refs)}; expected one of "
+                            f"{', '.join(spec.model.sources)} (spec/model.yaml sources)",
+                            where=case.where)
+
+
+def hand_files(folder: Path = HAND_DIR) -> list[Path]:
+    """The hand files directly in ``folder`` (``pending/`` is a subfolder: never included)."""
+    return sorted(folder.glob("*.yaml"))
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """Every hand file read: the cases of the well-formed ones, the error of each other."""
+
+    cases: tuple[HandCase, ...]
+    errors: Mapping[Path, HandFileError]
+
+
+def load_all(spec: Spec, folder: Path = HAND_DIR) -> Loaded:
+    """Read every hand file; one malformed file does not hide the cases of the others."""
+    cases: list[HandCase] = []
+    errors: dict[Path, HandFileError] = {}
+    for path in hand_files(folder):
+        try:
+            cases.extend(load_file(path, spec))
+        except HandFileError as exc:
+            errors[path] = exc
+    return Loaded(tuple(cases), errors)
