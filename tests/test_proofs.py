@@ -72,7 +72,8 @@ def test_the_expected_theorems_exist(results: list[TheoremResult]) -> None:
         for kind in ("naive_wrap_bytes", "naive_wrap_dwords", "offset_wrap"):
             assert by_name(results)[f"{name}/{kind}/{group_id}"].status == \
                 "counterexample-as-expected"
-    for clause in ("store_structured.uav_structured.in_bounds", "store_structured.tgsm_structured.in_bounds",
+    for clause in ("store_structured.uav_structured.in_bounds",
+                   "store_structured.tgsm_structured.in_bounds",
                    "imm_atomic_iadd.uav_raw.in_bounds", "imm_atomic_iadd.uav_typed.in_bounds",
                    "imm_atomic_iadd.tgsm_structured.in_bounds"):
         assert by_name(results)[f"{clause.split('.')[0]}/in_bounds/{clause}"].status == "proved"
@@ -188,7 +189,8 @@ def test_overlapping_clauses_fail_the_partition(tmp_path: Path) -> None:
     assert instruction.clause("store_structured.uav_structured.oob_index").when.holds(env)
     assert witness["index"] == witness["count"]  # the only overlap
     # ... and the widened clause writes past the resource
-    assert table["store_structured/in_bounds/store_structured.uav_structured.in_bounds"].status == "failed"
+    widened = "store_structured/in_bounds/store_structured.uav_structured.in_bounds"
+    assert table[widened].status == "failed"
 
 
 def test_a_gap_fails_the_partition(tmp_path: Path) -> None:
