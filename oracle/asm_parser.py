@@ -8,7 +8,8 @@ from ``spec.model.stages``. It is built once per Spec object.
 The parser accepts everything the *syntax* allows and leaves legality to
 ``sm5.oracle.legality``: a register of a file unusual for its position, a mask outside the spec's
 list (``.xz`` where only ``.x``, ``.xy``, ... are listed), ``_sat`` where the instruction has no
-saturate, modifiers on any source register. Must-reject vectors are written in this text, so they have to parse.
+saturate, modifiers on any source register. Must-reject vectors are written in this text, so
+they have to parse.
 
 AST conventions (``parse(format(x)) == x`` holds for ASTs that follow them):
 
