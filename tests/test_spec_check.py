@@ -245,6 +245,45 @@ def test_missing_model_file(spec_copy: Path, capsys: pytest.CaptureFixture[str])
     assert "model.yaml" in line and "missing" in line
 
 
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    ("extends: imm_atomic", "extends: imm_atomics", "unknown template 'imm_atomics'"),
+    ('kernel: "(old + value) % 4294967296"', 'kernel: "(old + nosuch) % 4294967296"',
+     "unknown variable(s) nosuch"),
+    ("    clauses:\n      uav_raw.out_of_bounds:", "    clauses:\n      uav_raw.gone:",
+     "semantics.memory.clauses: no shared clause uav_raw.gone"),
+    ('requires: ["*.in_bounds"]', "requires: 5",
+     "field semantics.groups[6].requires: 5 is not of type 'array'"),
+    ("  memory:\n    kernel:", "  memory:\n    mode: scribble\n    kernel:",
+     "semantics.memory.mode: 'scribble' is not one of read, write, rmw, rmw_return"),
+])
+def test_broken_reference_to_shared_definitions(spec_copy: Path, capsys: pytest.CaptureFixture[str],
+                                                old: str, new: str, expected: str) -> None:
+    path = spec_copy / "instructions" / "imm_atomic_iadd.yaml"
+    _edit(path, old, new)
+    line = check_fails(spec_copy, capsys)
+    assert "imm_atomic_iadd.yaml" in line and expected in line, line
+
+
+def test_broken_shared_memory_definition(spec_copy: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    _edit(spec_copy / "shared" / "memory.yaml", "  - id: uav_raw\n    file: u\n",
+          "  - id: uav_raw\n    file: u\n    colour: red\n")
+    line = check_fails(spec_copy, capsys)
+    assert "memory.yaml" in line and "colour" in line, line
+
+
+def test_binding_to_an_unknown_operand(spec_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _edit(spec_copy / "templates" / "atomic.yaml", "from: {operand: src0}", "from: {operand: src9}")
+    line = check_fails(spec_copy, capsys)
+    assert "no operand named 'src9'" in line, line
+
+
 # ------------------------------------------------------------------------------------------------
 # Fuzz: the loader raises SpecError with a location, and nothing else
 
