@@ -393,9 +393,10 @@ class Breaker:
 
 
 def vector_declarations(spec: Spec) -> frozenset[str]:
-    """Declarations a vector program can hold: those without a register and those of a register
-    file some operand of a specified instruction takes. A declaration of any other file (``t#``
-    until an instruction reads it) has no instruction to sit beside, so its rules wait for one."""
+    """Declarations whose rules the generator can break: those without a register and those of
+    a register file some operand of a specified instruction takes. A declaration of any other
+    file (``t#`` until an instruction reads it) appears in vectors only as a legal extra, never
+    with its numbers or register varied, so its rules wait for an instruction that reads it."""
     files = {f for ins in spec.instructions.values() for op in ins.operands for f in op.files}
     return frozenset(d.name for d in spec.declarations.declarations.values()
                      if d.register is None or d.register in files)
