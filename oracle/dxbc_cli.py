@@ -3,8 +3,9 @@
 For every executable vector of the given JSON Lines files (format ``sm5-vectors/1``) it writes
 ``<id, "/" replaced by "__">.dxbc`` and one ``index.json`` (canonical JSON) holding, per vector
 id, the file name, its sha256, the state buffer (UAV register and initial words), the layout of
-the state buffer and the UAVs to bind with their initial contents. Rejected vectors have no
-program; vectors a compute harness cannot express are listed with the reason.
+the state buffer and the UAVs and SRV buffers (t#) to bind with their initial contents.
+Rejected vectors have no program; vectors a compute harness cannot express are listed with the
+reason.
 
 The vector file is read here rather than through the ``vectors`` package, which sits above
 ``oracle`` in the dependency order.
@@ -40,8 +41,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "dxbc", help="export vectors as cs_5_0 DXBC harness programs",
         description="Write one DXBC container per executable vector plus index.json (state "
-        "buffer, layout and UAV bindings per vector). Rejected vectors are skipped; vectors a "
-        "compute harness cannot express are listed in the index with the reason.")
+        "buffer, layout and UAV and SRV bindings per vector). Rejected vectors are skipped; "
+        "vectors a compute harness cannot express are listed in the index with the reason.")
     p.add_argument("--vectors", nargs="+", type=Path, required=True, metavar="PATH",
                    help="vector files (.jsonl) or folders of them")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")

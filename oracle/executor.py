@@ -54,15 +54,16 @@ def check_state(program: Program, state: MachineState, spec: Spec, stage: str) -
         if res.kind != kind:
             raise StateError(f"{name} is declared {kind} but the state gives a {res.kind} "
                              "resource", where=where)
-        if decl.name in ("dcl_uav_structured", "dcl_tgsm_structured") and \
-                res.stride != decl.numbers[0]:
-            raise StateError(f"{name} is declared with stride {decl.numbers[0]}, the state "
+        declared = dict(zip(spec.declarations.declarations[decl.name].numbers, decl.numbers,
+                            strict=False))
+        if "stride" in declared and res.stride != declared["stride"]:
+            raise StateError(f"{name} is declared with stride {declared['stride']}, the state "
                              f"gives {res.stride}", where=where)
-        if decl.name == "dcl_tgsm_structured" and res.count != decl.numbers[1]:
-            raise StateError(f"{name} is declared with {decl.numbers[1]} structures, the state "
+        if "count" in declared and res.count != declared["count"]:
+            raise StateError(f"{name} is declared with {declared['count']} structures, the state "
                              f"gives {res.count}", where=where)
-        if decl.name == "dcl_tgsm_raw" and res.size != decl.numbers[0]:
-            raise StateError(f"{name} is declared with {decl.numbers[0]} bytes, the state gives "
+        if "bytes" in declared and res.size != declared["bytes"]:
+            raise StateError(f"{name} is declared with {declared['bytes']} bytes, the state gives "
                              f"{res.size}", where=where)
         if kind == "typed" and res.format not in spec.model.typed_formats:
             raise StateError(f"{name}: unknown format {res.format!r}; expected one of "

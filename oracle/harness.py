@@ -4,7 +4,7 @@ The harness loads the machine state from an extra raw UAV (the *state buffer*), 
 program's instructions unchanged, stores the state back and returns::
 
     dcl_globalFlags refactoringAllowed [| the program's own flags]
-    <the program's UAV and TGSM declarations>
+    <the program's UAV, SRV and TGSM declarations>
     dcl_uav_raw u<S>                      S: the first UAV slot the vector does not use
     dcl_input vThreadIDInGroupFlattened   only when the program reads it
     dcl_temps N                           the state's and program's registers + one scratch
@@ -16,7 +16,10 @@ program's instructions unchanged, stores the state back and returns::
     <g# words: g# -> scratch -> state buffer>
     ret
 
-The UAVs under test are bound directly with the state's contents (``Harness.bindings``).
+The UAVs and SRV buffers (``t#``) under test are bound directly with the state's contents
+(``Harness.bindings``); the program's ``dcl_resource_*`` declarations are copied like the UAVs'.
+An SRV is read-only: its contents are read back after the run like a UAV's, so a run that
+changed them shows in the final state.
 
 The harness is always cs_5_0, whatever the vector's target: the specified semantics of the
 instructions do not depend on the stage or shader model (those only decide legality, which the
@@ -89,9 +92,15 @@ class StateLayout:
     words: int
 
 
+#: Register files whose resources the harness binds directly as views (UAVs, SRV buffers).
+VIEW_FILES = ("u", "t")
+
+
 @dataclass(frozen=True)
-class UavBinding:
-    """A UAV under test, bound directly: its view and its initial contents.
+class ViewBinding:
+    """A UAV (``u#``) or SRV buffer (``t#``) under test, bound directly: its view and its initial
+    contents. ``view`` is the title of the register file in the model ("unordered access view",
+    "shader resource view").
 
     ``count`` counts 32-bit elements for raw and typed views, structures for structured views.
     """
@@ -102,6 +111,7 @@ class UavBinding:
     stride: int
     count: int
     data: tuple[int, ...]
+    view: str = ""
 
 
 @dataclass(frozen=True)
@@ -110,7 +120,7 @@ class Harness:
     state_slot: int
     state_words: tuple[int, ...]
     layout: StateLayout
-    bindings: tuple[UavBinding, ...]
+    bindings: tuple[ViewBinding, ...]
 
     @property
     def state_register(self) -> str:
@@ -168,16 +178,20 @@ def _state_slot(program: Program, state: MachineState, runtime: str, spec: Spec)
     return slot
 
 
-def _bindings(program: Program, state: MachineState, encoding: Encoding) -> tuple[UavBinding, ...]:
-    out: list[UavBinding] = []
-    for name in sorted((n for n in state.resources if n.startswith("u")), key=_number):
-        res = state.resources[name]
-        fmt = encoding.view_formats.get(res.kind) or res.format
-        count = res.count if res.kind == "structured" else len(res.data)
-        out.append(UavBinding(name, res.kind, fmt, res.stride, count, res.data))
+def _bindings(program: Program, state: MachineState, encoding: Encoding, spec: Spec
+              ) -> tuple[ViewBinding, ...]:
+    titles = {f.name: f.title for f in spec.model.register_files}
+    out: list[ViewBinding] = []
+    for file in VIEW_FILES:
+        for name in sorted((n for n in state.resources if n[:1] == file), key=_number):
+            res = state.resources[name]
+            fmt = encoding.view_formats.get(res.kind) or res.format
+            count = res.count if res.kind == "structured" else len(res.data)
+            out.append(ViewBinding(name, res.kind, fmt, res.stride, count, res.data,
+                                   titles.get(file, "")))
     for decl in program.declarations:
         reg = decl.register
-        if reg is not None and reg.file == "u" and reg.register not in state.resources:
+        if reg is not None and reg.file in VIEW_FILES and reg.register not in state.resources:
             raise NotExpressible(f"{reg.register} is declared but the state holds no contents "
                                  "for it")
     return tuple(out)
@@ -216,7 +230,7 @@ def build_harness(program: Program, state: MachineState, *, runtime: str = "11.0
     encoding = encoding or load_default_encoding()
     _check_expressible(program, state, spec)
     slot = _state_slot(program, state, runtime, spec)
-    bindings = _bindings(program, state, encoding)
+    bindings = _bindings(program, state, encoding, spec)
     numbers = {op.index for op in _operands(program) if op.file == "r" and op.index is not None}
     numbers |= {_number(name) for name in state.registers}
     registers = tuple(RegisterSlot(f"r{n}", REGISTER_WORDS * i)
@@ -326,8 +340,8 @@ def decode_state(harness: Harness, state_words: tuple[int, ...] | list[int],
                  uav_contents: Mapping[str, tuple[int, ...] | list[int]]) -> MachineState:
     """The final machine state from the state buffer and the UAVs under test after a run.
 
-    ``uav_contents`` maps each bound UAV (``u0``) to its words; the state buffer's own slot may
-    be present and is ignored.
+    ``uav_contents`` maps each bound view (``u0``, ``t0``) to its words; the state buffer's own
+    slot may be present and is ignored.
     """
     layout = harness.layout
     if len(state_words) != layout.words:
@@ -345,7 +359,7 @@ def decode_state(harness: Harness, state_words: tuple[int, ...] | list[int],
     bound = {b.register: b for b in harness.bindings}
     unknown = sorted(set(uav_contents) - set(bound) - {harness.state_register})
     if unknown:
-        raise StateError(f"contents for unbound UAV(s) {', '.join(unknown)}")
+        raise StateError(f"contents for unbound view(s) {', '.join(unknown)}")
     for name, binding in bound.items():
         if name not in uav_contents:
             raise StateError(f"no contents for {name}", where=name)
@@ -386,6 +400,6 @@ def harness_to_json(harness: Harness) -> dict[str, Any]:
                               "stride": t.stride, "count": t.count} for t in layout.tgsm},
         },
         "bindings": {b.register: {"kind": b.kind, "format": b.format, "stride": b.stride,
-                                  "count": b.count, "data": list(b.data)}
+                                  "count": b.count, "data": list(b.data), "view": b.view}
                      for b in harness.bindings},
     }

@@ -123,6 +123,8 @@ def _declaration_env(decl: Declaration, program: Program, ctx: Context, spec: Sp
         "index": decl.register.index or 0 if decl.register else 0,
         "stride": 0, "count": 0, "bytes": 0, "temps": 0,
     }
+    for feature in spec.model.features:
+        env[feature] = has_feature(program, feature, ctx, spec)
     names = spec.declarations.declarations[decl.name].numbers
     for name, value in zip(names, decl.numbers, strict=False):
         env[name] = value

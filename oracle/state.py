@@ -1,9 +1,10 @@
 """Machine state and expected state (acceptance sets), and their JSON form (vector format v1).
 
-A state holds temp registers (4 x u32 each), resources (UAVs u#, TGSM g#) and the invocation
-state. An *expected* state holds, per register component and per memory word, an acceptance set:
-an exact integer, ``None`` (any value), a masked value (only the bits in the mask must match) or a
-typed predicate (``{"f64": "nan"}``: the register pair holds some double NaN).
+A state holds temp registers (4 x u32 each), resources (UAVs u#, TGSM g#, read-only SRV buffers
+t#) and the invocation state. An *expected* state holds, per register component and per memory
+word, an acceptance set: an exact integer, ``None`` (any value), a masked value (only the bits in
+the mask must match) or a typed predicate (``{"f64": "nan"}``: the register pair holds some
+double NaN).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from sm5.oracle.errors import StateError
 
 U32 = 0xFFFFFFFF
 REGISTER_RE = re.compile(r"^r(\d+)$")
-RESOURCE_RE = re.compile(r"^([ug])(\d+)$")
+RESOURCE_RE = re.compile(r"^([gtu])(\d+)$")
 RESOURCE_KINDS = ("raw", "structured", "typed")
 
 
@@ -229,7 +230,7 @@ def state_from_json(doc: Any, where: str = "state") -> MachineState:
         elif RESOURCE_RE.match(key):
             resources[key] = resource_from_json(value, here)
         else:
-            raise StateError("unknown state key; expected r#, u#, g# or invocation", where=here)
+            raise StateError("unknown state key; expected r#, u#, g#, t# or invocation", where=here)
     return MachineState(registers, resources, invocation)
 
 
@@ -307,7 +308,7 @@ def expected_from_json(doc: Any, where: str = "expect.state") -> ExpectedState:
                                               int(value.get("count", 0)),
                                               str(value.get("format", "")))
         else:
-            raise StateError("unknown key; expected r#, u#, g# or invocation", where=here)
+            raise StateError("unknown key; expected r#, u#, g#, t# or invocation", where=here)
     return ExpectedState(registers, resources, invocation)
 
 

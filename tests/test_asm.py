@@ -342,8 +342,8 @@ ERRORS = [
     ("mov r0, r1 r2", 12, "expected ',' or end of line after an operand, got 'r2'"),
     ("mov r0,", 8, "expected an operand, got end of line"),
     ("mov r0, , r1", 9, "expected an operand"),
-    ("mov r0, t0", 9, "expected an operand (r#, u#, g#, l(...), vThreadIDInGroupFlattened), "
-     "got 't0'"),
+    ("mov r0, s0", 9, "expected an operand (r#, u#, g#, t#, l(...), vThreadIDInGroupFlattened), "
+     "got 's0'"),
     ("mov r0, r", 10, "expected a register number after 'r'"),
     ("mov r0, r99999999999", 10, "register index '99999999999' of r# out of range"),
     ("mov r0, |r1", 12, "expected '|' closing the absolute value opened at column 9"),

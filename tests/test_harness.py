@@ -21,13 +21,14 @@ from sm5.oracle.harness import (
     RegisterSlot,
     StateLayout,
     TgsmSlot,
-    UavBinding,
+    ViewBinding,
     build_harness,
     decode_state,
     harness_to_json,
 )
 from sm5.oracle.state import MachineState, register_accepts, state_from_json
 
+UAV = "unordered access view"
 SAMPLE_PROGRAM = [
     "dcl_globalFlags enableDoublePrecisionFloatOps",
     "dcl_uav_structured u0, 16",
@@ -112,8 +113,8 @@ def test_sample_harness_layout_words_and_bindings() -> None:
         words=26)
     assert h.state_words == (5, 0, 0, 0, 1, 2, 3, 4, *(0,) * 8, 11, 12, 13, 14, 15, 16,
                              21, 22, 23, 24)
-    assert h.bindings == (UavBinding("u0", "structured", "UNKNOWN", 16, 2,
-                                     (0, 1, 2, 3, 4, 5, 6, 7)),)
+    assert h.bindings == (ViewBinding("u0", "structured", "UNKNOWN", 16, 2,
+                                      (0, 1, 2, 3, 4, 5, 6, 7), UAV),)
 
 
 def test_decode_initial_words_gives_back_the_state() -> None:
@@ -140,7 +141,7 @@ def test_decode_final_words() -> None:
     ([0] * 25, {"u0": [0] * 8}, "holds 25 words, the layout 26"),
     ([0] * 26, {}, "no contents for u0"),
     ([0] * 26, {"u0": [0] * 7}, "7 words, the binding holds 8"),
-    ([0] * 26, {"u0": [0] * 8, "u5": [1]}, "unbound UAV(s) u5"),
+    ([0] * 26, {"u0": [0] * 8, "u5": [1]}, "unbound view(s) u5"),
     ([0] * 25 + [1 << 32], {"u0": [0] * 8}, "expected a u32 word"),
     ([0] * 26, {"u0": [0] * 7 + [-1]}, "expected a u32 word"),
 ])
@@ -160,8 +161,8 @@ def test_typed_and_raw_bindings_and_no_tgsm() -> None:
                     "u2": {"kind": "typed", "format": "R32_SINT", "data": [1, 2, 3]},
                     "u0": {"kind": "raw", "data": [5, 6]}})
     assert h.state_slot == 1
-    assert h.bindings == (UavBinding("u0", "raw", "R32_TYPELESS", 0, 2, (5, 6)),
-                          UavBinding("u2", "typed", "R32_SINT", 0, 3, (1, 2, 3)))
+    assert h.bindings == (ViewBinding("u0", "raw", "R32_TYPELESS", 0, 2, (5, 6), UAV),
+                          ViewBinding("u2", "typed", "R32_SINT", 0, 3, (1, 2, 3), UAV))
     text = format_program(h.program)
     assert text[:6] == ["cs_5_0", "dcl_globalFlags refactoringAllowed",
                         "dcl_uav_typed_buffer (sint,sint,sint,sint) u2", "dcl_uav_raw_glc u0",
@@ -231,7 +232,8 @@ def test_harness_json() -> None:
     assert doc["layout"]["tgsm"]["g1"] == {"offset": 22, "words": 4, "kind": "structured",
                                            "stride": 8, "count": 2}
     assert doc["bindings"] == {"u0": {"kind": "structured", "format": "UNKNOWN", "stride": 16,
-                                      "count": 2, "data": [0, 1, 2, 3, 4, 5, 6, 7]}}
+                                      "count": 2, "data": [0, 1, 2, 3, 4, 5, 6, 7],
+                                      "view": UAV}}
     json.dumps(doc)
 
 

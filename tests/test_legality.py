@@ -24,6 +24,7 @@ DOUBLES = "dcl_globalFlags enableDoublePrecisionFloatOps"
 SS_U0 = "dcl_uav_structured u0, 16"
 STORE_U0 = "store_structured u0.x, l(0), l(0), r0.x"
 DMOVC = "dmovc r0.xyzw, r1.xyzw, r2.xyzw, r3.xyzw"
+LD_T0 = "ld_raw r0.xyzw, l(0), t0.xyzw"
 
 
 def broken(lines: list[str], target: str = "cs_5_0", runtime: str = "11.0",
@@ -271,6 +272,47 @@ CASES: list[tuple[str, str, str, list[str], list[str], str]] = [
      ["dcl_tgsm_structured g0, 4, 4096",
       "store_structured g0.x, vThreadIDInGroupFlattened.x, l(0), r0.x"],
      [], "facts A2: total TGSM on cs_4_x is 16 KB"),
+    # --- SRV buffers t# (declared beside the instruction, read by the harness ld_raw) ---------
+    ("dcl_resource_raw_t0", "cs_5_0", "11.0", [SS_U0, "dcl_resource_raw t0", LD_T0, STORE_U0],
+     [], "FS 22.3.47: dcl_resource_raw declares t# as a raw buffer SRV, any stage"),
+    ("dcl_resource_raw_in_vertex_shader", "vs_5_0", "11.0", ["dcl_resource_raw t0", LD_T0],
+     [], "FS 22.3.47: Stage(s) All"),
+    ("dcl_resource_t127", "cs_5_0", "11.0",
+     [SS_U0, "dcl_resource_structured t127, 16", STORE_U0],
+     [], "FS 26: D3D11_COMMONSHADER_INPUT_RESOURCE_SLOT_COUNT = 128, so t127 is the last slot"),
+    ("dcl_resource_t128", "cs_5_0", "11.1", [SS_U0, "dcl_resource_raw t128", STORE_U0],
+     ["dcl_resource.legal.slot"],
+     "FS 26: D3D11_COMMONSHADER_INPUT_RESOURCE_SLOT_COUNT = 128 (on 11.1 as on 11.0)"),
+    ("dcl_resource_structured_stride_0", "cs_5_0", "11.0",
+     [SS_U0, "dcl_resource_structured t0, 0", STORE_U0],
+     ["dcl_resource_structured.legal.stride"], "FS 22.3.48: structByteStride > 0"),
+    ("dcl_resource_structured_stride_6", "cs_5_0", "11.0",
+     [SS_U0, "dcl_resource_structured t0, 6", STORE_U0],
+     [], "FS 22.3.48 asks only stride > 0 (no multiple of 4, unlike 22.3.44 and 22.3.46)"),
+    ("dcl_resource_structured_stride_2048", "cs_5_0", "11.0",
+     [SS_U0, "dcl_resource_structured t0, 2048", STORE_U0],
+     [], "FS 5.4.2: StructureByteStride <= 2048"),
+    ("dcl_resource_structured_stride_2049", "cs_5_0", "11.0",
+     [SS_U0, "dcl_resource_structured t0, 2049", STORE_U0],
+     ["dcl_resource_structured.legal.stride_limit"], "FS 5.4.2: StructureByteStride <= 2048"),
+    ("dcl_resource_raw_ps_4_0_without_flag", "ps_4_0", "11.0", ["dcl_resource_raw t0", LD_T0],
+     ["dcl_resource.legal.shader_4_x_flag"],
+     "FS 18.7.2.4, 18.7.3.2: vs/gs/ps_4_x read raw SRVs only with "
+     "ENABLE_RAW_AND_STRUCTURED_BUFFERS"),
+    ("dcl_resource_structured_vs_4_1_without_flag", "vs_4_1", "11.0",
+     ["dcl_resource_structured t0, 8"], ["dcl_resource.legal.shader_4_x_flag"],
+     "FS 18.7.2.4: vs/gs/ps_4_x structured SRVs need the global flag"),
+    ("dcl_resource_raw_gs_4_0_with_flag", "gs_4_0", "11.0",
+     ["dcl_globalFlags enableRawAndStructuredBuffers", "dcl_resource_raw t0", LD_T0],
+     [], "FS 18.7.2.4: with the flag, gs_4_0 reads raw SRVs"),
+    ("dcl_resource_raw_cs_4_0_without_flag", "cs_4_0", "11.0", ["dcl_resource_raw t0", LD_T0],
+     [], "FS 18.7.2.5: cs_4_0 adds dcl_resource_raw and ld_raw from SRVs; no flag is named"),
+    ("undeclared_t1", "cs_5_0", "11.0",
+     [SS_U0, "dcl_resource_raw t0", "ld_raw r0.xyzw, l(0), t1.xyzw", STORE_U0],
+     ["program.undeclared_resource"], "FS 22.3: every t# used is declared"),
+    ("duplicate_t0", "cs_5_0", "11.0",
+     [SS_U0, "dcl_resource_raw t0", "dcl_resource_structured t0, 4", LD_T0, STORE_U0],
+     ["program.duplicate_declaration"], "FS 22.3: a register is declared once"),
 ]
 
 

@@ -11,7 +11,7 @@ from sm5.oracle.operands import components, scalar
 from sm5.oracle.program import Instruction, Program
 from sm5.oracle.spec import load_default
 from sm5.oracle.state import MachineState, state_from_json
-from sm5.vectors import domain
+from sm5.vectors import domain, shapes
 from sm5.vectors.format import Vector, iter_vectors, read_file
 from sm5.vectors.generate import GOLDEN, MANIFEST
 
@@ -65,7 +65,15 @@ def test_every_legality_rule_has_a_must_reject_vector() -> None:
         if v.rejected:
             for rule in v.clauses:
                 broken[rule].append(v)
-    rules = {r.id for r in SPEC.legality_rules()}
+    rules = {r for name in SPEC.instructions for r in shapes.rule_ids(SPEC, name)}
+    # Only the rules of declarations of a register file no specified instruction reads (t#
+    # before the first SRV instruction) wait outside the golden set.
+    read = {f for ins in SPEC.instructions.values() for op in ins.operands for f in op.files}
+    declares = {d.name: d.register for d in SPEC.declarations.declarations.values()}
+    for rule in {r.id: r for r in SPEC.legality_rules()}.values():
+        if rule.id not in rules:
+            assert rule.check == "declaration", rule.id
+            assert all(declares[d] is not None and declares[d] not in read for d in rule.applies)
     assert rules - set(broken) == set()
     # A rule that is never the first one reported is only ever broken together with others
     # (the generator found no instance breaking it alone) and its vectors say so.

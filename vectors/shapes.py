@@ -392,11 +392,24 @@ class Breaker:
         return self.broken == (self.rule,)
 
 
+def vector_declarations(spec: Spec) -> frozenset[str]:
+    """Declarations whose rules the generator can break: those without a register and those of
+    a register file some operand of a specified instruction takes. A declaration of any other
+    file (``t#`` until an instruction reads it) appears in vectors only as a legal extra, never
+    with its numbers or register varied, so its rules wait for an instruction that reads it."""
+    files = {f for ins in spec.instructions.values() for op in ins.operands for f in op.files}
+    return frozenset(d.name for d in spec.declarations.declarations.values()
+                     if d.register is None or d.register in files)
+
+
 def rule_ids(spec: Spec, name: str) -> tuple[str, ...]:
-    """The rules a vector of ``name`` can break: its own, then declaration and program rules."""
+    """The rules a vector of ``name`` can break: its own, then the rules of the declarations a
+    vector program can hold (`vector_declarations`), then program rules."""
     ins = spec.instruction(name)
+    usable = vector_declarations(spec)
     return tuple(r.id for r in ins.rules) + tuple(
-        r.id for r in spec.declarations.rules + spec.declarations.program_rules)
+        r.id for r in spec.declarations.rules if usable.intersection(r.applies)) + tuple(
+        r.id for r in spec.declarations.program_rules)
 
 
 def _rule_operands(ins: InstructionSpec) -> frozenset[str]:
