@@ -3,7 +3,7 @@
 The file is a list of entries. An entry names the vectors it covers by an exact id, an fnmatch
 glob over ids, or a *predicate* over what a vector is (``match``), and says what to expect::
 
-    - id: "store_structured/boundary/0565"   # an exact vector id or an fnmatch glob
+    - id: "*/witness/0007"                   # an exact vector id or an fnmatch glob
       status: fail
       reason: "32-bit wrap of index * stride"
 

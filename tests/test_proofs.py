@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import shutil
 from collections.abc import Mapping
@@ -10,13 +11,22 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from spec_facts import STRUCTURED, structured_address
 
 from sm5.oracle import prove_cli
 from sm5.oracle.clauses import classify, full_env
 from sm5.oracle.errors import SpecError
 from sm5.oracle.proofs import results_to_json, run_all
 from sm5.oracle.rules import Value
-from sm5.oracle.spec import Spec, TargetOverride, default_root, load_default, load_spec
+from sm5.oracle.spec import (
+    Group,
+    InstructionSpec,
+    Spec,
+    TargetOverride,
+    default_root,
+    load_default,
+    load_spec,
+)
 from sm5.oracle.theorems.availability import availability
 from sm5.oracle.theorems.base import TheoremResult
 
@@ -62,28 +72,48 @@ def test_the_expected_theorems_exist(results: list[TheoremResult]) -> None:
         assert f"{instruction.name}/agreement" in names
         for group in instruction.semantics.groups:
             assert f"{instruction.name}/partition/{group.id}" in names
-    expected_wraps = {
-        ("store_structured", "uav_bounds"), ("store_structured", "tgsm_bounds"),
-        ("imm_atomic_iadd", "uav_structured_bounds"),
-        ("imm_atomic_iadd", "tgsm_structured_bounds")}
+    expected_wraps = {(i.name, g.id) for i in SPEC.instructions.values()
+                      for g in bounds_groups(i) if admits(i, g, STRUCTURED)}
+    assert expected_wraps, "the spec has structured accesses"
     found = {(r.instruction, r.name.split("/")[2]) for r in results if r.kind == "offset_wrap"}
     assert found == expected_wraps
     for name, group_id in expected_wraps:
         for kind in ("naive_wrap_bytes", "naive_wrap_dwords", "offset_wrap"):
             assert by_name(results)[f"{name}/{kind}/{group_id}"].status == \
                 "counterexample-as-expected"
-    for clause in ("store_structured.uav.in_bounds", "store_structured.tgsm.in_bounds",
-                   "imm_atomic_iadd.uav_raw.in_bounds", "imm_atomic_iadd.uav_typed.in_bounds",
-                   "imm_atomic_iadd.tgsm_structured.in_bounds"):
-        assert by_name(results)[f"{clause.split('.')[0]}/in_bounds/{clause}"].status == "proved"
+    in_bounds = [(i.name, c.id) for i in SPEC.instructions.values() for g in bounds_groups(i)
+                 for c in g.clauses if "defined" in c.outcomes]
+    assert in_bounds
+    for name, clause in in_bounds:
+        assert by_name(results)[f"{name}/in_bounds/{clause}"].status == "proved"
 
 
-# The address inputs of the two instructions (structure index, byte offset), by hand.
-ADDRESS_INPUTS = {"store_structured": ("index", "offset"), "imm_atomic_iadd": ("addr0", "addr1")}
+def bounds_groups(instruction: InstructionSpec) -> list[Group]:
+    """Groups that decide a memory access, read from the spec: in an instruction with an
+    address formula, a group with a ``defined`` clause and a clause that voids or skips memory."""
+    if instruction.semantics.address is None:
+        return []
+    voiding = {"no_write", "resource_undefined", "tgsm_undefined"}
+    return [g for g in instruction.semantics.groups
+            if any("defined" in c.outcomes for c in g.clauses)
+            and any(voiding & set(c.outcomes) for c in g.clauses)]
+
+
+def admits(instruction: InstructionSpec, group: Group, kind: str) -> bool:
+    """Some assignment of the enum inputs with this resource kind falls in the group's scope
+    (an instruction without a ``kind`` input accesses the kinds its memory operand declares)."""
+    enums = {i.name: i.values for i in instruction.semantics.inputs if i.type == "enum"}
+    if "kind" in enums:
+        enums["kind"] = (kind,)
+    elif not any(kind in o.kinds for o in instruction.operands if o.role == "memory"):
+        return False
+    names = sorted(enums)
+    return any(group.scope.holds(dict(zip(names, values, strict=True)))
+               for values in itertools.product(*(enums[n] for n in names)))
 
 
 def _parts(instruction: str, w: Mapping[str, Value]) -> tuple[int, int, int, int, int]:
-    index_name, offset_name = ADDRESS_INPUTS[instruction]
+    index_name, offset_name = structured_address(SPEC.instruction(instruction), w)
     index, offset = int(w[index_name]), int(w[offset_name])
     components = int(w.get("components", 1))
     return index, offset, components, int(w["stride"]), int(w["count"])

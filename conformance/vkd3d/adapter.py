@@ -18,8 +18,8 @@ vkd3d-shader, dispatch one thread group on lavapipe, decode the final state.
   child process (`sm5.conformance.vkd3d.child`): a crash becomes an ``error`` result and the run
   goes on.
 * **Unsupported.** A vector a compute harness cannot express (a helper invocation), and an
-  opcode the translator does not know (Debian's vkd3d-compiler 1.2 lacks ``dmovc``: "Unrecognized
-  opcode 0xc8"), give ``unsupported`` with the reason.
+  opcode the translator does not know (Debian's vkd3d-compiler 1.2 lacks the later double
+  opcodes: "Unrecognized opcode 0xc8"), give ``unsupported`` with the reason.
 * **Caches.** DXBC and SPIR-V are cached per harness program (the program text plus the state's
   layout; values travel in the buffers), pipelines by the runner, compiled code by Mesa's disk
   cache; one lavapipe device serves the whole run.
