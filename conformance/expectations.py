@@ -187,9 +187,10 @@ class Expectations:
 
     def require_used(self, vectors: Iterable[Vector]) -> None:
         """Raise one error naming every entry that decides no vector."""
-        unused = self.unused(vectors)
+        decided = self.decided(vectors)
+        unused = [(i, e) for i, e in enumerate(self.entries) if not decided[i]]
         if unused:
-            names = "; ".join(f"entry {self.entries.index(e) + 1} ({e.label})" for e in unused)
+            names = "; ".join(f"entry {i + 1} ({e.label})" for i, e in unused)
             raise ExpectationError(f"{len(unused)} entr{'y' if len(unused) == 1 else 'ies'} "
                                    f"match no vector of the selected files: {names}",
                                    where=self.source)

@@ -237,6 +237,13 @@ def test_check_expect_names_unexplained_failures_and_stale_entries(
     assert "imm_atomic_iadd/raw/wraps  fail  -" in out  # the per-vector view
     assert "store_structured/in_bounds/swizzled  xpass  too-wide" in out
     assert "4 problem(s)" in out
+    path.write_text("- {name: wide, status: fail, reason: r, "
+                    "match: {instruction: imm_atomic_iadd}}\n", encoding="utf-8")
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert "CHECK entry 1 (wide, fail): " in out and "of its vectors pass (xpass), e.g. " \
+        "imm_atomic_iadd/" in out and ": narrow it, or make it xfail" in out
+    assert "1 problem(s)" in out
 
 
 def test_check_expect_needs_an_expectations_file(
