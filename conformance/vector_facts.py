@@ -2,8 +2,8 @@
 
 A vector id is ``<instruction>/<category>/<number>`` (the vector format), so the instruction and
 the category come from the id; the clauses and flags are the vector's own fields; the operand
-forms come from the program's instruction under test (its last line), each operand paired with
-its spec entry (name, role) and the width of the values the semantics read from it.
+forms come from the program's instruction under test (its last specified instruction), each
+operand paired with its spec entry (name, role) and the width of the values it holds.
 
 The width is the spec's, never an instruction name's: an operand is ``double`` when the spec
 says it holds doubles, by either of two declarations: a semantic input of 64 bits named after
@@ -77,15 +77,17 @@ def _spec_operands(name: str) -> tuple[tuple[str, str, str], ...] | None:
 
 @lru_cache(maxsize=8192)
 def operand_facts(program: tuple[str, ...]) -> tuple[OperandFact, ...]:
-    """The operands of the instruction under test (the program's last instruction); none when
-    the program does not parse (a must-reject vector may be malformed on purpose)."""
+    """The operands of the instruction under test (the program's last instruction the spec
+    specifies, else its last one); none when the program does not parse (a must-reject vector
+    may be malformed on purpose)."""
     try:
         instructions = parse_vector_program(program).instructions
     except Sm5Error:
         return ()
     if not instructions:
         return ()
-    under_test = instructions[-1]
+    specified = [i for i in instructions if _spec_operands(i.name) is not None]
+    under_test = (specified or instructions)[-1]
     declared = _spec_operands(under_test.name) or ()
     facts: list[OperandFact] = []
     for i, op in enumerate(under_test.operands):
