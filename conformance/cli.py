@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from sm5.conformance.compare import Verdict
-from sm5.conformance.expectations import load_expectations
+from sm5.conformance.expect_check import check_expectations, per_vector
+from sm5.conformance.expectations import ExpectationError, load_expectations
 from sm5.conformance.implementations import resolve
 from sm5.conformance.mutants import MUTANTS
 from sm5.conformance.mutants.base import NaiveTranslator
@@ -53,6 +54,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                          help="per-vector time-out of a cmd: implementation")
     conform.add_argument("--capabilities", default=None, metavar="LIST",
                          help="capabilities (executes, validates; comma-separated)")
+    conform.add_argument("--check-expect", action="store_true",
+                         help="check the expectations file against this run: fail, naming "
+                         "them, on every failure no entry explains and on every entry that "
+                         "matches no vector or explains no divergence")
+    conform.add_argument("--show-matches", action="store_true",
+                         help="print the per-vector view: every vector an entry decides or "
+                         "that fails, with its verdict and the entry")
     conform.set_defaults(handler=run_conform)
 
     mutants = sub.add_parser(
@@ -74,14 +82,30 @@ def run_conform(args: argparse.Namespace) -> int:
     caps = frozenset(c.strip() for c in args.capabilities.split(",") if c.strip()) \
         if args.capabilities else None
     expectations = load_expectations(args.expect)
+    if (args.check_expect or args.show_matches) and args.expect is None:
+        raise ExpectationError("--check-expect and --show-matches need --expect FILE")
     shard = parse_shard(args.shard)
     files = vector_files(args.vectors)
     impl = resolve(args.impl, timeout=args.timeout, capabilities=caps)
-    report = run(impl, files, expectations, shard)
+    report = run(impl, files, expectations, shard, require_used=not args.check_expect)
     if args.json is not None:
         write_results(args.json, report)
+    vectors: list[Vector] = []
+    if args.check_expect or args.show_matches:
+        vectors = [v for _, _, v in iter_selected(files, shard)]
+    if args.show_matches:
+        print("\n".join(per_vector(expectations, vectors, report.verdicts)))
     print(summary(report))
-    return 1 if report.failed else 0
+    if not args.check_expect:
+        return 1 if report.failed else 0
+    check = check_expectations(expectations, vectors, report.verdicts)
+    print(check.table())
+    problems = check.problems()
+    for line in problems:
+        print(f"CHECK {line}")
+    print(f"expectations {expectations.source}: "
+          + (f"{len(problems)} problem(s)" if problems else "every entry holds"))
+    return 1 if problems or report.failed else 0
 
 
 def summary(report: RunReport) -> str:

@@ -57,7 +57,7 @@ def judge(vector: Vector, result: Result, expectations: Expectations = NONE,
     early = verdict_without_running(vector, expectations, capabilities)
     if early is not None:
         return early
-    expectation = expectations.lookup(vector.id)
+    expectation = expectations.lookup(vector)
     raw = _rejection_verdict(vector, result) if vector.rejected else \
         _execution_verdict(vector, result, capabilities)
     return apply_expectation(raw, expectation)
@@ -67,7 +67,7 @@ def verdict_without_running(vector: Vector, expectations: Expectations,
                             capabilities: frozenset[str]) -> Verdict | None:
     """The verdict when the vector must not be sent at all (skipped, unsupported by the
     expectations file, or not applicable to the capabilities), else None."""
-    expectation = expectations.lookup(vector.id)
+    expectation = expectations.lookup(vector)
     if expectation is not None and expectation.status in ("skip", "unsupported"):
         return Verdict("skip" if expectation.status == "skip" else "unsupported",
                        expectation.describe())

@@ -1,11 +1,28 @@
 """Known divergences of an implementation: an expectations file (YAML), never code.
 
-The file is a list of entries::
+The file is a list of entries. An entry names the vectors it covers by an exact id, an fnmatch
+glob over ids, or a *predicate* over what a vector is (``match``), and says what to expect::
 
-    - id: "<instruction>/boundary/*"        # an exact vector id or an fnmatch glob
-      status: xfail                           # fail | xfail | unsupported | skip
+    - id: "*/witness/0007"                   # an exact vector id or an fnmatch glob
+      status: fail
       reason: "32-bit wrap of index * stride"
+
+    - name: dword-flattening-wrap            # a short label for verdicts and checks
+      status: xfail
+      reason: "vkd3d bounds-checks only the 32-bit flattened dword index"
       link: "https://..."                     # optional: the upstream bug
+      match:                                  # every key given must hold (AND) ...
+        clauses: ["*.oob_index"]              # ... and, within a key, any value (OR)
+        operands: {file: l, type: double}     # an operand of the instruction under test
+
+``match`` keys (each a glob or a list of globs; a vector matches a key when one of its values
+matches one of the globs): ``id``, ``instruction``, ``category`` (both from the id
+``<instruction>/<category>/<number>``), ``clauses`` (the clause ids that fired, or the rules
+a must-reject vector breaks), ``flags``, ``outcomes`` (the expected outcomes). ``operands`` is
+one mapping or a list of them (any): an operand of the instruction under test matches when
+every key holds: ``file`` (as written: ``r``, ``u``, ``g``, ``l`` for an immediate), ``name``
+and ``role`` (the spec's operand name and role), ``type`` (``double`` or ``32-bit``: the width
+the spec's semantics read from it, see ``vector_facts``).
 
 * ``fail``: a known divergence that must still fail; a pass is reported as ``xpass`` (a failure
   of the run: the implementation was fixed and the entry is stale).
@@ -13,27 +30,88 @@ The file is a list of entries::
 * ``unsupported``: the implementation lacks the feature; the vector is not run.
 * ``skip``: the vector is not run (e.g. it crashes the implementation's host).
 
-An exact id wins over globs; among globs the first in file order wins.
+An entry that is only an exact id wins over every other entry; otherwise the first matching
+entry in file order decides. An entry that decides no vector of the selected files is an
+error (``unused``), never silence.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sm5.conformance.vector_facts import OPERAND_TYPES, OperandFact, id_parts, operand_facts
 from sm5.oracle.errors import Sm5Error, SpecError
 from sm5.oracle.yamlio import load_yaml
+from sm5.vectors.format import Vector
 
 EXPECTATION_STATUSES = ("fail", "xfail", "unsupported", "skip")
-_FIELDS = {"id", "status", "reason", "link"}
+_FIELDS = {"id", "name", "status", "reason", "link", "match"}
 _GLOB_CHARS = frozenset("*?[")
+#: Keys of ``match`` that hold globs over one of the vector's fields.
+GLOB_KEYS = ("id", "instruction", "category", "clauses", "flags", "outcomes")
+#: Keys of one operand form.
+OPERAND_KEYS = ("file", "name", "role", "type")
 
 
 class ExpectationError(Sm5Error):
-    """An expectations file is malformed."""
+    """An expectations file is malformed, or an entry matches no vector."""
+
+
+def _is_glob(text: str) -> bool:
+    return any(c in _GLOB_CHARS for c in text)
+
+
+def _any_matches(values: Iterable[str], globs: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(v, g) for v in values for g in globs)
+
+
+@dataclass(frozen=True)
+class OperandForm:
+    """A form one operand of the instruction under test can have; each field a glob or ""."""
+
+    file: str = ""
+    name: str = ""
+    role: str = ""
+    type: str = ""
+
+    def holds(self, operand: OperandFact) -> bool:
+        return all(not want or fnmatch.fnmatchcase(have, want)
+                   for want, have in ((self.file, operand.file), (self.name, operand.name),
+                                      (self.role, operand.role), (self.type, operand.type)))
+
+
+def _vector_values(vector: Vector) -> dict[str, tuple[str, ...]]:
+    instruction, category = id_parts(vector.id)
+    return {"id": (vector.id,), "instruction": (instruction,), "category": (category,),
+            "clauses": tuple(vector.clauses), "flags": tuple(vector.flags),
+            "outcomes": tuple(str(o) for o in vector.expect.get("outcomes", ()))}
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """What a vector must be for an entry to cover it: globs per field (AND across fields, OR
+    within one) and operand forms (one operand matching one form)."""
+
+    globs: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    operands: tuple[OperandForm, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not self.globs and not self.operands
+
+    def holds(self, vector: Vector) -> bool:
+        if self.globs:
+            values = _vector_values(vector)
+            if not all(_any_matches(values[key], globs) for key, globs in self.globs):
+                return False
+        if self.operands:
+            facts = operand_facts(tuple(vector.program))
+            return any(form.holds(op) for form in self.operands for op in facts)
+        return True
 
 
 @dataclass(frozen=True)
@@ -42,10 +120,27 @@ class Expectation:
     status: str
     reason: str
     link: str = ""
+    match: Predicate = Predicate()
+    name: str = ""
 
     @property
     def is_glob(self) -> bool:
-        return any(c in _GLOB_CHARS for c in self.id)
+        return _is_glob(self.id)
+
+    @property
+    def exact(self) -> bool:
+        """Only an exact vector id: such an entry wins over every other."""
+        return bool(self.id) and not self.is_glob and self.match.empty
+
+    @property
+    def label(self) -> str:
+        """How checks and reports name the entry."""
+        return self.name or self.id or "(unnamed predicate)"
+
+    def covers(self, vector: Vector) -> bool:
+        if self.id and not fnmatch.fnmatchcase(vector.id, self.id):
+            return False
+        return self.match.holds(vector)
 
     def describe(self) -> str:
         """The reason with its link, as shown in a verdict."""
@@ -57,29 +152,109 @@ class Expectations:
     entries: tuple[Expectation, ...] = ()
     source: str = ""
     _exact: Mapping[str, Expectation] = field(init=False, repr=False, compare=False)
-    _globs: tuple[Expectation, ...] = field(init=False, repr=False, compare=False)
+    _ordered: tuple[Expectation, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Indexes derived from ``entries`` (a frozen dataclass sets them once, here).
-        object.__setattr__(self, "_exact", {e.id: e for e in self.entries if not e.is_glob})
-        object.__setattr__(self, "_globs", tuple(e for e in self.entries if e.is_glob))
+        object.__setattr__(self, "_exact", {e.id: e for e in self.entries if e.exact})
+        object.__setattr__(self, "_ordered", tuple(e for e in self.entries if not e.exact))
 
-    def lookup(self, vector_id: str) -> Expectation | None:
-        exact = self._exact.get(vector_id)
+    def lookup(self, vector: Vector) -> Expectation | None:
+        """The entry that decides this vector, or None."""
+        exact = self._exact.get(vector.id)
         if exact is not None:
             return exact
-        for entry in self._globs:
-            if fnmatch.fnmatchcase(vector_id, entry.id):
+        for entry in self._ordered:
+            if entry.covers(vector):
                 return entry
         return None
 
-    def unused(self, vector_ids: Sequence[str]) -> tuple[Expectation, ...]:
-        """Entries that match none of ``vector_ids`` (stale entries worth removing)."""
-        used = {id(self.lookup(v)) for v in vector_ids}
-        return tuple(e for e in self.entries if id(e) not in used)
+    def decided(self, vectors: Iterable[Vector]) -> dict[int, list[str]]:
+        """For each entry (by position), the ids of the vectors it decides, in order."""
+        out: dict[int, list[str]] = {i: [] for i in range(len(self.entries))}
+        position = {id(e): i for i, e in enumerate(self.entries)}
+        for vector in vectors:
+            entry = self.lookup(vector)
+            if entry is not None:
+                out[position[id(entry)]].append(vector.id)
+        return out
+
+    def unused(self, vectors: Iterable[Vector]) -> tuple[Expectation, ...]:
+        """Entries that decide none of ``vectors`` (they match none, or earlier entries
+        decide every vector they match): stale, or a typo."""
+        decided = self.decided(vectors)
+        return tuple(e for i, e in enumerate(self.entries) if not decided[i])
+
+    def require_used(self, vectors: Iterable[Vector]) -> None:
+        """Raise one error naming every entry that decides no vector."""
+        decided = self.decided(vectors)
+        unused = [(i, e) for i, e in enumerate(self.entries) if not decided[i]]
+        if unused:
+            names = "; ".join(f"entry {i + 1} ({e.label})" for i, e in unused)
+            raise ExpectationError(f"{len(unused)} entr{'y' if len(unused) == 1 else 'ies'} "
+                                   f"match no vector of the selected files: {names}",
+                                   where=self.source)
 
 
 NONE = Expectations()
+
+
+def _strings(value: Any, what: str, label: str) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not items or \
+            not all(isinstance(v, str) and v.strip() for v in items):
+        raise ExpectationError(f"{what}: expected a non-empty string or list of non-empty "
+                               f"strings, got {value!r}", where=label)
+    return tuple(items)
+
+
+def _operand_form(doc: Any, label: str) -> OperandForm:
+    if not isinstance(doc, dict) or not doc:
+        raise ExpectationError(f"match.operands: expected a mapping with some of "
+                               f"{', '.join(OPERAND_KEYS)}, got {doc!r}", where=label)
+    extra = sorted(set(map(str, doc)) - set(OPERAND_KEYS))
+    if extra:
+        raise ExpectationError(f"match.operands: unknown key(s) {', '.join(extra)}; expected "
+                               f"{', '.join(OPERAND_KEYS)}", where=label)
+    values: dict[str, str] = {}
+    for key, value in doc.items():
+        if not isinstance(value, str) or not value.strip():
+            raise ExpectationError(f"match.operands.{key}: expected a non-empty string, got "
+                                   f"{value!r}", where=label)
+        values[str(key)] = value
+    if "type" in values and values["type"] not in OPERAND_TYPES:
+        raise ExpectationError(f"match.operands.type: {values['type']!r} is not one of "
+                               f"{', '.join(OPERAND_TYPES)}", where=label)
+    return OperandForm(**values)
+
+
+def _predicate(doc: Any, label: str) -> Predicate:
+    if not isinstance(doc, dict) or not doc:
+        raise ExpectationError(f"field match: expected a mapping with some of "
+                               f"{', '.join((*GLOB_KEYS, 'operands'))}, got {doc!r}", where=label)
+    extra = sorted(set(map(str, doc)) - {*GLOB_KEYS, "operands"})
+    if extra:
+        raise ExpectationError(f"field match: unknown key(s) {', '.join(extra)}; expected "
+                               f"{', '.join((*GLOB_KEYS, 'operands'))}", where=label)
+    globs = tuple((key, _strings(doc[key], f"match.{key}", label))
+                  for key in GLOB_KEYS if key in doc)
+    forms: tuple[OperandForm, ...] = ()
+    if "operands" in doc:
+        raw = doc["operands"]
+        items = raw if isinstance(raw, list) else [raw]
+        if not items:
+            raise ExpectationError("match.operands: expected a mapping or a non-empty list",
+                                   where=label)
+        forms = tuple(_operand_form(item, label) for item in items)
+    return Predicate(globs, forms)
+
+
+def _label(number: int, where: str, item: Mapping[Any, Any]) -> str:
+    label = f"{where}: entry {number}"
+    for key in ("id", "name"):
+        if isinstance(item.get(key), str):
+            return label + f" ({key} {item[key]!r})"
+    return label
 
 
 def parse_expectations(doc: Any, where: str) -> Expectations:
@@ -87,37 +262,47 @@ def parse_expectations(doc: Any, where: str) -> Expectations:
     if doc is None:
         return Expectations((), where)
     if not isinstance(doc, list):
-        raise ExpectationError("expected a list of entries {id, status, reason, link}",
+        raise ExpectationError("expected a list of entries {id or match, status, reason}",
                                where=where)
     entries: list[Expectation] = []
     seen: set[str] = set()
     for number, item in enumerate(doc, start=1):
-        label = f"{where}: entry {number}"
         if not isinstance(item, dict):
-            raise ExpectationError(f"expected a mapping with id, status, reason, got {item!r}",
-                                   where=label)
-        if isinstance(item.get("id"), str):
-            label += f" (id {item['id']!r})"
-        extra = sorted(set(map(str, item)) - _FIELDS)
-        if extra:
-            raise ExpectationError(f"unknown field(s) {', '.join(extra)}; expected "
-                                   f"{', '.join(sorted(_FIELDS))}", where=label)
-        for key in ("id", "status", "reason"):
-            value = item.get(key)
-            if not isinstance(value, str) or not value.strip():
-                raise ExpectationError(f"field {key}: expected a non-empty string, got "
-                                       f"{value!r}", where=label)
-        if item["status"] not in EXPECTATION_STATUSES:
-            raise ExpectationError(f"field status: {item['status']!r} is not one of "
-                                   f"{', '.join(EXPECTATION_STATUSES)}", where=label)
-        link = item.get("link", "")
-        if not isinstance(link, str):
-            raise ExpectationError(f"field link: expected a string, got {link!r}", where=label)
-        if item["id"] in seen:
-            raise ExpectationError("duplicate id; each id or glob appears once", where=label)
-        seen.add(item["id"])
-        entries.append(Expectation(item["id"], item["status"], item["reason"].strip(), link))
+            raise ExpectationError(f"expected a mapping with id or match, status, reason, got "
+                                   f"{item!r}", where=f"{where}: entry {number}")
+        entries.append(_entry(item, _label(number, where, item), seen))
     return Expectations(tuple(entries), where)
+
+
+def _entry(item: Mapping[Any, Any], label: str, seen: set[str]) -> Expectation:
+    extra = sorted(set(map(str, item)) - _FIELDS)
+    if extra:
+        raise ExpectationError(f"unknown field(s) {', '.join(extra)}; expected "
+                               f"{', '.join(sorted(_FIELDS))}", where=label)
+    if "id" not in item and "match" not in item:
+        raise ExpectationError("expected an id (exact or glob) or a match predicate",
+                               where=label)
+    for key in ("id", "name", "status", "reason"):
+        value = item.get(key)
+        if (key in item or key in ("status", "reason")) and \
+                (not isinstance(value, str) or not value.strip()):
+            raise ExpectationError(f"field {key}: expected a non-empty string, got "
+                                   f"{value!r}", where=label)
+    if item["status"] not in EXPECTATION_STATUSES:
+        raise ExpectationError(f"field status: {item['status']!r} is not one of "
+                               f"{', '.join(EXPECTATION_STATUSES)}", where=label)
+    link = item.get("link", "")
+    if not isinstance(link, str):
+        raise ExpectationError(f"field link: expected a string, got {link!r}", where=label)
+    predicate = _predicate(item["match"], label) if "match" in item else Predicate()
+    if "name" in item or "match" not in item:
+        what = "name" if "name" in item else "id"
+        key = f"{what}:{item[what]}"
+        if key in seen:
+            raise ExpectationError(f"duplicate {what}; each {what} appears once", where=label)
+        seen.add(key)
+    return Expectation(str(item.get("id", "")), item["status"], item["reason"].strip(), link,
+                       predicate, str(item.get("name", "")))
 
 
 def load_expectations(path: Path | None) -> Expectations:

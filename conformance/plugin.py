@@ -98,6 +98,8 @@ def pytest_configure(config: pytest.Config) -> None:
         files = vector_files(_paths(config.getoption("sm5_vectors")))
         expect = config.getoption("sm5_expect")
         expectations = load_expectations(Path(expect) if expect else None)
+        if expectations.entries:
+            expectations.require_used(v for _, _, v in iter_selected(files))
         shard = parse_shard(config.getoption("sm5_shard"))
         caps_text = config.getoption("sm5_capabilities")
         caps = frozenset(c.strip() for c in caps_text.split(",") if c.strip()) \

@@ -196,11 +196,19 @@ def write_results(path: Path, report: RunReport) -> None:
 
 def run(impl: Implementation, paths: Sequence[Path] | None = None,
         expectations: Expectations = NONE, shard: Shard | None = None,
-        progress: Callable[[str, Verdict], None] | None = None) -> RunReport:
-    """Run every selected vector on ``impl``; the implementation is closed at the end."""
+        progress: Callable[[str, Verdict], None] | None = None,
+        require_used: bool = True) -> RunReport:
+    """Run every selected vector on ``impl``; the implementation is closed at the end.
+
+    An expectations entry that decides no vector of the files (whatever the shard) is an
+    error, raised before anything runs, unless ``require_used`` is off (``--check-expect``
+    reports such entries with the rest).
+    """
     files = vector_files(paths)
     report = RunReport(impl.name, tuple(display_name(f) for f in files), shard)
     try:
+        if require_used and expectations.entries:
+            expectations.require_used(v for _, _, v in iter_selected(files))
         for _, _, vector in iter_selected(files, shard):
             verdict = run_vector(impl, vector, expectations)
             report.add(vector.id, verdict)

@@ -1,18 +1,33 @@
-"""Expectations files: lookup order, and one clear error per malformed file."""
+"""Expectations files: ids, globs and predicates, lookup order, one clear error per malformed
+file, entries that match nothing, and ``sm5 conform --check-expect``."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from conformance_cases import all_vectors, write_vectors
 
+from sm5.cli import main
 from sm5.conformance.expectations import ExpectationError, load_expectations
+from sm5.conformance.vector_facts import operand_facts, operand_type
+from sm5.oracle.spec import load_default
+from sm5.vectors.format import Vector
+
+DOUBLES = "dcl_globalFlags enableDoublePrecisionFloatOps"
 
 
 def write(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "expect.yaml"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def vec(vid: str, program: tuple[str, ...] = ("ret",), clauses: tuple[str, ...] = (),
+        flags: tuple[str, ...] = (), outcomes: tuple[str, ...] = ("defined",)) -> Vector:
+    expect: dict[str, Any] = {"outcomes": list(outcomes)}
+    return Vector(vid, program, "cs_5_0", "11.0", {}, expect, clauses, flags)
 
 
 def test_exact_id_wins_over_globs_and_first_glob_wins(tmp_path: Path) -> None:
@@ -29,15 +44,109 @@ def test_exact_id_wins_over_globs_and_first_glob_wins(tmp_path: Path) -> None:
   reason: crashes
 """)
     exp = load_expectations(path)
-    assert exp.lookup("store_structured/oob_index/0003").status == "skip"  # type: ignore[union-attr]
-    assert exp.lookup("store_structured/oob_index/0004").reason == "any store"  # type: ignore[union-attr]
-    assert exp.lookup("dmovc/sat/0001") is None
-    assert [e.id for e in exp.unused(["store_structured/a"])] == [
+    assert exp.lookup(vec("store_structured/oob_index/0003")).status == "skip"  # type: ignore[union-attr]
+    assert exp.lookup(vec("store_structured/oob_index/0004")).reason == "any store"  # type: ignore[union-attr]
+    assert exp.lookup(vec("dmovc/sat/0001")) is None
+    assert [e.id for e in exp.unused([vec("store_structured/a/0001")])] == [
         "store_structured/oob_index/*", "store_structured/oob_index/0003"]
 
 
 def test_no_file_means_no_expectations() -> None:
-    assert load_expectations(None).lookup("anything") is None
+    assert load_expectations(None).lookup(vec("a/b/0001")) is None
+
+
+def test_predicates_over_clauses_flags_category_and_outcomes(tmp_path: Path) -> None:
+    exp = load_expectations(write(tmp_path, """
+- name: groupshared
+  status: xfail
+  reason: unchecked g#
+  match: {clauses: ["*.tgsm*.out_of_bounds", "*.tgsm*.misaligned"]}
+- name: wrapped-witness
+  status: fail
+  reason: 32-bit wrap
+  match: {clauses: "*.oob_index", flags: [wrap, z3-witness]}
+- name: random-undefined
+  status: xfail
+  reason: both keys must hold
+  match: {category: random, outcomes: resource_undefined, instruction: "store_*"}
+"""))
+    label = lambda v: (e.label if (e := exp.lookup(v)) else None)  # noqa: E731
+    assert label(vec("imm_atomic_iadd/boundary/0001",
+                     clauses=("imm_atomic_iadd.invocation.active",
+                              "imm_atomic_iadd.tgsm_raw.out_of_bounds"))) == "groupshared"
+    assert label(vec("store_structured/boundary/0002",
+                     clauses=("store_structured.tgsm.misaligned",))) == "groupshared"
+    assert label(vec("store_structured/boundary/0003",
+                     clauses=("store_structured.uav.out_of_bounds",))) is None
+    # AND across keys: the clause alone, or the flag alone, is not enough
+    oob = ("store_structured.uav.oob_index",)
+    assert label(vec("store_structured/witness/0001", clauses=oob,
+                     flags=("oob", "z3-witness"))) == "wrapped-witness"
+    assert label(vec("store_structured/boundary/0004", clauses=oob, flags=("oob",))) is None
+    assert label(vec("store_structured/witness/0002", flags=("wrap",))) is None
+    assert label(vec("store_structured/random/0001",
+                     outcomes=("resource_undefined",))) == "random-undefined"
+    assert label(vec("store_structured/random/0002")) is None
+    assert label(vec("dmovc/random/0001", outcomes=("resource_undefined",))) is None
+
+
+def test_operand_width_comes_from_the_spec() -> None:
+    spec = load_default()
+    dmovc = spec.instruction("dmovc")
+    # src1/src2: u64 semantic inputs; dest: masks .xy .zw .xyzw are whole doubles
+    assert [operand_type(dmovc, o.name) for o in dmovc.operands] == [
+        "double", "32-bit", "double", "double"]
+    # the spec's own family says the same, for every instruction it holds
+    for ins in spec.instructions.values():
+        widths = {operand_type(ins, o.name) for o in ins.operands}
+        assert ("double" in widths) == (ins.family == "double"), ins.name
+
+
+def test_operand_forms_of_the_instruction_under_test(tmp_path: Path) -> None:
+    facts = operand_facts((DOUBLES, "dmovc r0.xyzw, l(1, 0, 0, 0), r2.xyzw, l(0, 0, 0, 0)"))
+    assert [(f.file, f.name, f.role, f.type) for f in facts] == [
+        ("r", "dest", "dst", "double"), ("l", "src0", "src", "32-bit"),
+        ("r", "src1", "src", "double"), ("l", "src2", "src", "double")]
+    assert operand_facts(("dmovc r0.xyzw, nonsense",)) == ()  # does not parse: no operands
+    exp = load_expectations(write(tmp_path, """
+- name: immediate-double
+  status: xfail
+  reason: OpUndef
+  match: {operands: {file: l, type: double}}
+- name: structured-u
+  status: xfail
+  reason: flattening
+  match: {operands: [{role: memory, file: "[ut]"}], clauses: "*.oob_index"}
+"""))
+    label = lambda v: (e.label if (e := exp.lookup(v)) else None)  # noqa: E731
+    immediate_src2 = (DOUBLES, "dmovc r0.xyzw, r1.xyzw, r2.xyzw, l(0, 0, 0, 0)")
+    immediate_cond = (DOUBLES, "dmovc r0.xyzw, l(1, 0, 0, 0), r2.xyzw, r3.xyzw")
+    atomic = ("dcl_uav_raw u0", "imm_atomic_iadd r0.x, u0, l(0), l(1)")
+    assert label(vec("dmovc/cell/0001", immediate_src2)) == "immediate-double"
+    assert label(vec("dmovc/cell/0002", immediate_cond)) is None  # the condition is 32-bit
+    assert label(vec("imm_atomic_iadd/cell/0001", atomic)) is None  # 32-bit immediates
+    on_u = ("dcl_uav_structured u0, 4", "store_structured u0.x, r0.x, l(0), r1.x")
+    on_g = ("dcl_tgsm_structured g0, 4, 1", "store_structured g0.x, r0.x, l(0), r1.x")
+    oob = ("store_structured.uav.oob_index",)
+    assert label(vec("store_structured/boundary/0001", on_u, oob)) == "structured-u"
+    assert label(vec("store_structured/boundary/0002", on_g, oob)) is None
+
+
+def test_an_entry_that_matches_no_vector_is_an_error(tmp_path: Path) -> None:
+    exp = load_expectations(write(tmp_path, """
+- {id: store_structured/boundary/0001, status: xfail, reason: r}
+- {name: typo, status: xfail, reason: r, match: {clauses: "*.tgsm_raw.out_of_bound"}}
+- {name: shadowed, status: xfail, reason: r, match: {instruction: store_structured}}
+"""))
+    exp.require_used([vec("store_structured/boundary/0001"),
+                      vec("store_structured/boundary/0002",
+                          clauses=("imm_atomic_iadd.tgsm_raw.out_of_bound",)),
+                      vec("store_structured/boundary/0003")])
+    with pytest.raises(ExpectationError) as info:
+        exp.require_used([vec("store_structured/boundary/0001")])
+    assert "2 entries match no vector of the selected files: entry 2 (typo); entry 3 " \
+        "(shadowed)" in str(info.value)
+    assert str(info.value).startswith(str(tmp_path / "expect.yaml"))
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -55,8 +164,90 @@ def test_no_file_means_no_expectations() -> None:
     ("- {id: a, status: xfail, reason: r, link: 3}\n",
      "expect.yaml: entry 1 (id 'a'): field link: expected a string, got 3"),
     ("- id: [\n", "expect.yaml:2:1: YAML syntax error"),
+    ("- {status: xfail, reason: r}\n", "expect.yaml: entry 1: expected an id (exact or glob) "
+     "or a match predicate"),
+    ("- {name: n, status: xfail, reason: r, match: {clause: x}}\n",
+     "expect.yaml: entry 1 (name 'n'): field match: unknown key(s) clause; expected id, "
+     "instruction, category, clauses, flags, outcomes, operands"),
+    ("- {name: n, status: xfail, reason: r, match: {}}\n",
+     "expect.yaml: entry 1 (name 'n'): field match: expected a mapping"),
+    ("- {name: n, status: xfail, reason: r, match: {flags: []}}\n",
+     "expect.yaml: entry 1 (name 'n'): match.flags: expected a non-empty string or list"),
+    ("- {name: n, status: xfail, reason: r, match: {clauses: [a, 3]}}\n",
+     "expect.yaml: entry 1 (name 'n'): match.clauses: expected a non-empty string or list"),
+    ("- {name: n, status: xfail, reason: r, match: {operands: {type: f64}}}\n",
+     "expect.yaml: entry 1 (name 'n'): match.operands.type: 'f64' is not one of double, "
+     "32-bit"),
+    ("- {name: n, status: xfail, reason: r, match: {operands: {form: l}}}\n",
+     "expect.yaml: entry 1 (name 'n'): match.operands: unknown key(s) form"),
+    ("- {name: n, status: xfail, reason: r, match: {operands: []}}\n",
+     "expect.yaml: entry 1 (name 'n'): match.operands: expected a mapping or a non-empty list"),
+    ("- {name: n, status: xfail, reason: r, match: {flags: a}}\n"
+     "- {name: n, status: xfail, reason: r, match: {flags: b}}\n",
+     "expect.yaml: entry 2 (name 'n'): duplicate name"),
+    ("- {name: '', status: xfail, reason: r, match: {flags: a}}\n",
+     "expect.yaml: entry 1 (name ''): field name: expected a non-empty string"),
 ])
 def test_malformed_file_names_file_and_entry(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ExpectationError) as info:
         load_expectations(write(tmp_path, text))
     assert message in str(info.value).replace(str(tmp_path) + "/", "")
+
+
+# ------------------------------------------------------------------------------ sm5 conform
+
+
+@pytest.fixture
+def cases(tmp_path: Path) -> Path:
+    return write_vectors(tmp_path / "cases.jsonl", all_vectors())
+
+
+def test_conform_refuses_an_entry_that_matches_no_vector(
+        cases: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "- {name: nothing, status: xfail, reason: r, "
+                           "match: {clauses: '*.no_such_clause'}}\n")
+    assert main(["conform", "--impl", "oracle", "--vectors", str(cases),
+                 "--expect", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "1 entry match no vector of the selected files: entry 1 (nothing)" in err
+
+
+def test_check_expect_names_unexplained_failures_and_stale_entries(
+        cases: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # atomic_saturates fails exactly imm_atomic_iadd/raw/wraps on the hand-picked cases
+    explained = "- {name: saturation, status: xfail, reason: r, match: {id: '*/raw/wraps'}}\n"
+    path = write(tmp_path, explained)
+    argv = ["conform", "--impl", "mutant:atomic_saturates", "--vectors", str(cases),
+            "--expect", str(path), "--check-expect"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "1  saturation  xfail   1        1    1" in out
+    assert "every entry holds" in out
+    path.write_text(
+        "- {name: stale, status: xfail, reason: r, match: {instruction: dmovc}}\n"
+        "- {name: nothing, status: xfail, reason: r, match: {flags: no-such-flag}}\n"
+        "- {name: too-wide, status: fail, reason: r, match: {id: 'store_structured/*'}}\n",
+        encoding="utf-8")
+    assert main([*argv, "--show-matches"]) == 1
+    out = capsys.readouterr().out
+    assert "CHECK entry 1 (stale, xfail): explains no divergence" in out
+    assert "CHECK entry 2 (nothing, xfail): matches no vector" in out
+    assert "CHECK entry 3 (too-wide, fail): explains no divergence" in out
+    assert "CHECK unexplained failure imm_atomic_iadd/raw/wraps" in out
+    assert "imm_atomic_iadd/raw/wraps  fail  -" in out  # the per-vector view
+    assert "store_structured/in_bounds/swizzled  xpass  too-wide" in out
+    assert "4 problem(s)" in out
+    path.write_text("- {name: wide, status: fail, reason: r, "
+                    "match: {instruction: imm_atomic_iadd}}\n", encoding="utf-8")
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert "CHECK entry 1 (wide, fail): " in out and "of its vectors pass (xpass), e.g. " \
+        "imm_atomic_iadd/" in out and ": narrow it, or make it xfail" in out
+    assert "1 problem(s)" in out
+
+
+def test_check_expect_needs_an_expectations_file(
+        cases: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conform", "--impl", "oracle", "--vectors", str(cases),
+                 "--check-expect"]) == 2
+    assert "--check-expect and --show-matches need --expect FILE" in capsys.readouterr().err

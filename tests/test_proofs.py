@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import shutil
 from collections.abc import Mapping
@@ -10,13 +11,22 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from spec_facts import STRUCTURED, structured_address
 
 from sm5.oracle import prove_cli
 from sm5.oracle.clauses import classify, full_env
 from sm5.oracle.errors import SpecError
 from sm5.oracle.proofs import results_to_json, run_all
 from sm5.oracle.rules import Value
-from sm5.oracle.spec import Spec, TargetOverride, default_root, load_default, load_spec
+from sm5.oracle.spec import (
+    Group,
+    InstructionSpec,
+    Spec,
+    TargetOverride,
+    default_root,
+    load_default,
+    load_spec,
+)
 from sm5.oracle.theorems.availability import availability
 from sm5.oracle.theorems.base import TheoremResult
 
@@ -36,7 +46,7 @@ def by_name(results: list[TheoremResult]) -> dict[str, TheoremResult]:
 def broken_spec(tmp_path: Path, old: str, new: str) -> Spec:
     root = tmp_path / "spec"
     shutil.copytree(default_root(), root)
-    path = root / "instructions" / "store_structured.yaml"
+    path = root / "shared" / "memory.yaml"  # the bounds clauses every memory instruction shares
     text = path.read_text("utf-8")
     assert old in text
     path.write_text(text.replace(old, new), "utf-8")
@@ -62,29 +72,48 @@ def test_the_expected_theorems_exist(results: list[TheoremResult]) -> None:
         assert f"{instruction.name}/agreement" in names
         for group in instruction.semantics.groups:
             assert f"{instruction.name}/partition/{group.id}" in names
-    expected_wraps = {
-        ("store_structured", "uav_bounds"), ("store_structured", "tgsm_bounds"),
-        ("imm_atomic_iadd", "uav_structured_bounds"),
-        ("imm_atomic_iadd", "tgsm_structured_bounds")}
+    expected_wraps = {(i.name, g.id) for i in SPEC.instructions.values()
+                      for g in bounds_groups(i) if admits(i, g, STRUCTURED)}
+    assert expected_wraps, "the spec has structured accesses"
     found = {(r.instruction, r.name.split("/")[2]) for r in results if r.kind == "offset_wrap"}
     assert found == expected_wraps
     for name, group_id in expected_wraps:
         for kind in ("naive_wrap_bytes", "naive_wrap_dwords", "offset_wrap"):
             assert by_name(results)[f"{name}/{kind}/{group_id}"].status == \
                 "counterexample-as-expected"
-    for clause in ("store_structured.uav_structured.in_bounds",
-                   "store_structured.tgsm_structured.in_bounds",
-                   "imm_atomic_iadd.uav_raw.in_bounds", "imm_atomic_iadd.uav_typed.in_bounds",
-                   "imm_atomic_iadd.tgsm_structured.in_bounds"):
-        assert by_name(results)[f"{clause.split('.')[0]}/in_bounds/{clause}"].status == "proved"
+    in_bounds = [(i.name, c.id) for i in SPEC.instructions.values() for g in bounds_groups(i)
+                 for c in g.clauses if "defined" in c.outcomes]
+    assert in_bounds
+    for name, clause in in_bounds:
+        assert by_name(results)[f"{name}/in_bounds/{clause}"].status == "proved"
 
 
-# The address inputs of the two instructions (structure index, byte offset), by hand.
-ADDRESS_INPUTS = {"store_structured": ("index", "offset"), "imm_atomic_iadd": ("addr0", "addr1")}
+def bounds_groups(instruction: InstructionSpec) -> list[Group]:
+    """Groups that decide a memory access, read from the spec: in an instruction with an
+    address formula, a group with a ``defined`` clause and a clause that voids or skips memory."""
+    if instruction.semantics.address is None:
+        return []
+    voiding = {"no_write", "resource_undefined", "tgsm_undefined"}
+    return [g for g in instruction.semantics.groups
+            if any("defined" in c.outcomes for c in g.clauses)
+            and any(voiding & set(c.outcomes) for c in g.clauses)]
+
+
+def admits(instruction: InstructionSpec, group: Group, kind: str) -> bool:
+    """Some assignment of the enum inputs with this resource kind falls in the group's scope
+    (an instruction without a ``kind`` input accesses the kinds its memory operand declares)."""
+    enums = {i.name: i.values for i in instruction.semantics.inputs if i.type == "enum"}
+    if "kind" in enums:
+        enums["kind"] = (kind,)
+    elif not any(kind in o.kinds for o in instruction.operands if o.role == "memory"):
+        return False
+    names = sorted(enums)
+    return any(group.scope.holds(dict(zip(names, values, strict=True)))
+               for values in itertools.product(*(enums[n] for n in names)))
 
 
 def _parts(instruction: str, w: Mapping[str, Value]) -> tuple[int, int, int, int, int]:
-    index_name, offset_name = ADDRESS_INPUTS[instruction]
+    index_name, offset_name = structured_address(SPEC.instruction(instruction), w)
     index, offset = int(w[index_name]), int(w[offset_name])
     components = int(w.get("components", 1))
     return index, offset, components, int(w["stride"]), int(w["count"])
@@ -139,24 +168,26 @@ def test_naive_wraps_are_real_wraps_by_hand(results: list[TheoremResult]) -> Non
 
 def test_boundary_models_by_hand(results: list[TheoremResult]) -> None:
     table = by_name(results)
-    wrap = table["store_structured/naive_wrap_bytes/uav_bounds"].witnesses
+    wrap = table["store_structured/naive_wrap_bytes/uav_structured"].witnesses
+    shape = {"size": 0, "file": "u", "kind": "structured"}
     # 16 * 0x10000000 = 2**32: the smallest index that wraps to address 0 at stride 16
-    assert {"index": 0x10000000, "offset": 0, "components": 1, "stride": 16, "count": 4,
-            "file": "u"} in wrap
-    assert {"index": 0x40000000, "offset": 0, "components": 1, "stride": 4, "count": 1,
-            "file": "u"} in wrap
-    dwords = table["store_structured/naive_wrap_dwords/tgsm_bounds"].witnesses
+    assert {"addr0": 0x10000000, "addr1": 0, "components": 1, "stride": 16, "count": 4,
+            **shape} in wrap
+    assert {"addr0": 0x40000000, "addr1": 0, "components": 1, "stride": 4, "count": 1,
+            **shape} in wrap
+    dwords = table["store_structured/naive_wrap_dwords/tgsm_structured"].witnesses
     # dword index 0x40000000 * (16 / 4) = 2**32
-    assert {"index": 0x40000000, "offset": 0, "components": 1, "stride": 16, "count": 4,
-            "file": "g"} in dwords
-    offsets = table["store_structured/offset_wrap/uav_bounds"].witnesses
-    assert {"index": 0, "offset": 0xFFFFFFFC, "components": 1, "stride": 4, "count": 1,
-            "file": "u"} in offsets
-    assert {"index": 0, "offset": 0xFFFFFFF0, "components": 4, "stride": 4, "count": 1,
-            "file": "u"} in offsets
-    atomic = table["imm_atomic_iadd/offset_wrap/tgsm_structured_bounds"].witnesses
+    assert {"addr0": 0x40000000, "addr1": 0, "components": 1, "stride": 16, "count": 4,
+            **shape, "file": "g"} in dwords
+    offsets = table["store_structured/offset_wrap/uav_structured"].witnesses
+    assert {"addr0": 0, "addr1": 0xFFFFFFFC, "components": 1, "stride": 4, "count": 1,
+            **shape} in offsets
+    assert {"addr0": 0, "addr1": 0xFFFFFFF0, "components": 4, "stride": 4, "count": 1,
+            **shape} in offsets
+    atomic = table["imm_atomic_iadd/offset_wrap/tgsm_structured"].witnesses
+    # the stray write is visible: the add changes the word it reaches
     assert any(w["addr1"] == 0xFFFFFFFC and w["kind"] == "structured" and w["file"] == "g"
-               for w in atomic)
+               and w["value"] == 1 for w in atomic)
 
 
 def test_results_json_is_deterministic_and_keeps_times_apart(
@@ -175,10 +206,10 @@ def test_results_json_is_deterministic_and_keeps_times_apart(
 
 
 def test_overlapping_clauses_fail_the_partition(tmp_path: Path) -> None:
-    spec = broken_spec(tmp_path, "offset + 4 * components <= stride and index < count",
-                       "offset + 4 * components <= stride and index <= count")
+    spec = broken_spec(tmp_path, "addr1 + 4 * components <= stride and addr0 < count",
+                       "addr1 + 4 * components <= stride and addr0 <= count")
     table = by_name(run_all(spec, instructions=["store_structured"]))
-    failed = table["store_structured/partition/uav_bounds"]
+    failed = table["store_structured/partition/uav_structured"]
     assert failed.status == "failed"
     assert "store_structured.uav_structured.in_bounds" in failed.detail
     assert "store_structured.uav_structured.oob_index" in failed.detail
@@ -187,29 +218,29 @@ def test_overlapping_clauses_fail_the_partition(tmp_path: Path) -> None:
     env = full_env(instruction.semantics, witness)
     assert instruction.clause("store_structured.uav_structured.in_bounds").when.holds(env)
     assert instruction.clause("store_structured.uav_structured.oob_index").when.holds(env)
-    assert witness["index"] == witness["count"]  # the only overlap
+    assert witness["addr0"] == witness["count"]  # the only overlap
     # ... and the widened clause writes past the resource
     widened = "store_structured/in_bounds/store_structured.uav_structured.in_bounds"
     assert table[widened].status == "failed"
 
 
 def test_a_gap_fails_the_partition(tmp_path: Path) -> None:
-    spec = broken_spec(tmp_path, "offset + 4 * components <= stride",
-                       "offset + 4 * components < stride")
+    spec = broken_spec(tmp_path, "addr1 + 4 * components <= stride",
+                       "addr1 + 4 * components < stride")
     table = by_name(run_all(spec, instructions=["store_structured"]))
-    failed = table["store_structured/partition/uav_bounds"]
+    failed = table["store_structured/partition/uav_structured"]
     assert failed.status == "failed"
     assert "no clause" in failed.detail
     witness = failed.witnesses[0]
     instruction = spec.instruction("store_structured")
     env = full_env(instruction.semantics, witness)
-    group = next(g for g in instruction.semantics.groups if g.id == "uav_bounds")
+    group = next(g for g in instruction.semantics.groups if g.id == "uav_structured")
     assert not any(c.when.holds(env) for c in group.clauses)
-    assert int(witness["offset"]) + 4 * int(witness["components"]) == witness["stride"]
+    assert int(witness["addr1"]) + 4 * int(witness["components"]) == witness["stride"]
 
 
 def test_defined_with_a_memory_outcome_fails_outcome_consistency(tmp_path: Path) -> None:
-    spec = broken_spec(tmp_path, "outcomes: [no_write]", "outcomes: [defined, no_write]")
+    spec = broken_spec(tmp_path, "write: [no_write]", "write: [defined, no_write]")
     table = by_name(run_all(spec, instructions=["store_structured"]))
     assert table["store_structured/outcomes"].status == "failed"
     assert "store_structured.uav_structured.oob_index" in table["store_structured/outcomes"].detail
@@ -256,8 +287,8 @@ def test_prove_command_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 def test_prove_command_fails_on_a_broken_spec(tmp_path: Path) -> None:
-    spec = broken_spec(tmp_path, "offset + 4 * components <= stride",
-                       "offset + 4 * components < stride")
+    spec = broken_spec(tmp_path, "addr1 + 4 * components <= stride",
+                       "addr1 + 4 * components < stride")
     del spec
     assert _prove(["--spec", str(tmp_path / "spec"), "--instruction", "store_structured"]) == 1
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from spec_facts import operand_index, structured_address
 
 from sm5.conformance.compare import FAILING, Verdict, judge, verdict_without_running
 from sm5.conformance.expectations import NONE, Expectations, load_expectations
@@ -48,7 +49,7 @@ from sm5.oracle.asm import parse_program
 from sm5.oracle.dxbc import program_to_dxbc
 from sm5.oracle.fileio import atomic_write_text
 from sm5.oracle.harness import build_harness
-from sm5.oracle.operands import components, scalar
+from sm5.oracle.spec import load_default
 from sm5.oracle.state import state_from_json
 from sm5.vectors.format import Vector
 
@@ -166,9 +167,8 @@ def _verdict(vector: Vector, result: Result | None, expectations: Expectations) 
     return judge(vector, result, expectations, CAPABILITIES)
 
 
-def _listed(golden: GoldenRun, *statuses: str) -> set[str]:
-    return {v.id for v in golden.vectors
-            if (e := golden.expectations.lookup(v.id)) is not None and e.status in statuses}
+def _covered(golden: GoldenRun, vector: Vector) -> bool:
+    return golden.expectations.lookup(vector) is not None
 
 
 def test_golden_set_passes_with_the_expectations_file(golden: GoldenRun) -> None:
@@ -182,26 +182,31 @@ def test_golden_set_passes_with_the_expectations_file(golden: GoldenRun) -> None
     assert len(passed) > len(executed) // 2  # the run is real: most vectors really pass
 
 
-def test_without_expectations_the_failures_are_the_listed_ids(golden: GoldenRun) -> None:
-    """Strict entries (fail) fail (unless this translator does not support them); xfail
-    entries are the only others that may fail.
+def test_every_entry_explains_a_divergence_and_only_covered_vectors_fail(
+        golden: GoldenRun) -> None:
+    """Without the file, the failing vectors are exactly ones an entry covers, and every entry
+    (a predicate over what a vector is) covers some failing vector: none is stale.
 
-    xfail marks out-of-bounds groupshared accesses: whether one crashes lavapipe depends on
-    the process's memory layout, so each may fail or pass; when one fails, it crashed.
-    """
+    A crash, the one failure that is not a wrong value, happens only where the spec leaves
+    shared memory undefined (an out-of-bounds or misaligned g# access)."""
     raw = {v.id: _verdict(v, golden.results[v.id], NONE) for v in golden.vectors}
-    failing = {k for k, v in raw.items() if v.status in FAILING}
-    unsupported = {k for k, v in raw.items() if v.status == "unsupported"}  # e.g. vkd3d 1.2
-    strict, may_fail = _listed(golden, "fail"), _listed(golden, "xfail")
-    assert strict - unsupported <= failing
-    assert failing - strict <= may_fail
-    crashes = {k: raw[k].reason for k in failing & may_fail}
-    assert all(r.startswith("process crashed (signal") for r in crashes.values()), crashes
+    failing = [v for v in golden.vectors if raw[v.id].status in FAILING]
+    assert failing, "vkd3d diverges somewhere (else the file is stale as a whole)"
+    assert [v.id for v in failing if not _covered(golden, v)] == []
+    explaining = {id(golden.expectations.lookup(v)) for v in failing}
+    stale = [e.label for e in golden.expectations.entries if id(e) not in explaining]
+    assert stale == []
+    strict = [v.id for v in golden.vectors if raw[v.id].status == "pass"
+              and (e := golden.expectations.lookup(v)) is not None and e.status == "fail"]
+    assert strict == []  # a fail entry whose vector passes is xpass
+    crashes = [v for v in failing if raw[v.id].reason.startswith("process crashed")]
+    assert all("tgsm_undefined" in v.expect["outcomes"] for v in crashes), \
+        [v.id for v in crashes]
 
 
 def test_every_expectation_matches_a_golden_vector(golden: GoldenRun) -> None:
-    unused = golden.expectations.unused([v.id for v in golden.vectors])
-    assert [e.id for e in unused] == []
+    unused = golden.expectations.unused(golden.vectors)
+    assert [e.label for e in unused] == []
 
 
 def test_must_reject_vectors_are_not_sent(golden: GoldenRun) -> None:
@@ -211,64 +216,75 @@ def test_must_reject_vectors_are_not_sent(golden: GoldenRun) -> None:
     assert all(_verdict(v, None, NONE).status == "not-applicable" for v in rejected)
 
 
-def _flattened(vector: Vector) -> tuple[str, list[int], int, tuple[int, ...]]:
-    """vkd3d's reading of a structured access, by hand: (register, flat dword indices,
-    atomic addend or -1 for a store, stored words).
+@dataclass(frozen=True)
+class Flattened:
+    """vkd3d's reading of a structured access: the dwords it touches, and the component of a
+    returned value (a register component, or None when the instruction returns nothing)."""
 
-    vkd3d flattens (index, byte offset) to the dword index index * stride / 4 + offset / 4
-    in 32-bit arithmetic and checks only that against the view.
-    """
-    program = parse_program(list(vector.program))
-    state = state_from_json(vector.state)
-    [ins] = [i for i in program.instructions if i.name in ("store_structured", "imm_atomic_iadd")]
-    if ins.name == "store_structured":
-        memory = ins.operands[0]
-        index, offset = scalar(ins.operands[1], state), scalar(ins.operands[2], state)
-        words = components(ins.operands[3], state)[:len(memory.components)]
-        addend = -1
-    else:
-        memory = ins.operands[1]
-        index, offset = components(ins.operands[2], state)[:2]
-        words, addend = (), scalar(ins.operands[3], state)
-    stride = state.resources[memory.register].stride
-    flat = (index * (stride // 4) + offset // 4) % 2**32
-    count = max(len(words), 1)
-    return memory.register, [(flat + i) % 2**32 for i in range(count)], addend, tuple(words)
+    register: str
+    dwords: frozenset[int]
+    returned: tuple[str, int] | None
+
+
+def _flattened(vector: Vector) -> Flattened | None:
+    """vkd3d flattens (index, byte offset) to the dword index index * stride / 4 + offset / 4
+    in 32-bit arithmetic and checks only that against the view. The memory operand, the
+    address inputs and the returned register come from the spec (roles, address formula),
+    their values from the witness the vector was built from. None: not structured."""
+    spec = load_default()
+    instruction = spec.instruction(vector.id.split("/")[0])
+    [ins] = [i for i in parse_program(list(vector.program)).instructions
+             if i.name == instruction.name]
+    at = operand_index(instruction, "memory")
+    assert at is not None, f"{instruction.name} accesses memory"
+    memory = ins.operands[at]
+    if vector.state[memory.register]["kind"] != "structured":
+        return None
+    witness = (vector.provenance or {})["witness"]
+    index_name, offset_name = structured_address(instruction, witness)
+    stride = vector.state[memory.register]["stride"]
+    flat = (witness[index_name] * (stride // 4) + witness[offset_name] // 4) % 2**32
+    width = len(memory.components) if memory.selection == "mask" else 1
+    dst = operand_index(instruction, "dst")
+    returned = None
+    if dst is not None and len(ins.operands[dst].components) == 1:
+        returned = (ins.operands[dst].register, "xyzw".index(ins.operands[dst].components))
+    return Flattened(memory.register, frozenset((flat + i) % 2**32 for i in range(width)),
+                     returned)
 
 
 def test_wrap_witnesses_show_vkd3d_32_bit_flattening(golden: GoldenRun) -> None:
-    """The z3 witnesses of the 32-bit wrap of index * stride on u#: vkd3d accesses the dword
-    its wrapped flat index names (a listed divergence where D3D writes nothing). Witnesses
-    on g# are out-of-bounds groupshared accesses (listed as may-crash)."""
+    """The z3 witnesses on structured u#: vkd3d touches only the dwords its wrapped flat index
+    names, returns the word there, and where that is a visible change the vector fails and an
+    entry covers it. Witnesses on g# are out-of-bounds groupshared accesses (may crash)."""
     witnesses = [v for v in golden.vectors if WRAP_FLAG in v.flags and not v.rejected]
     assert witnesses, f"the golden set holds {WRAP_FLAG} vectors"
-    strict, may_fail = _listed(golden, "fail"), _listed(golden, "xfail")
-    seen_wrap = 0
+    seen_wrap = seen_returned = 0
     for vector in witnesses:
         result = golden.results[vector.id]
         assert result is not None
-        register, flat, addend, words = _flattened(vector)
-        if vector.state[register]["kind"] != "structured":
+        flattened = _flattened(vector)
+        if flattened is None:
             continue
+        register = flattened.register
         if register.startswith("g"):
-            assert vector.id in may_fail or result.status == "state", vector.id
+            assert _covered(golden, vector) or result.status == "state", vector.id
             continue
         assert result.status == "state" and result.state is not None, (vector.id, result)
         before = list(vector.state[register]["data"])
-        model = list(before)
-        for i, at in enumerate(flat):
-            if at < len(model):
-                model[at] = words[i] if addend < 0 else (model[at] + addend) % 2**32
-        assert result.state[register]["data"] == model, vector.id
-        if addend >= 0 and flat[0] < len(before):
-            [ins] = [line for line in vector.program if line.startswith("imm_atomic_iadd")]
-            dst = ins.split()[1].rstrip(",")
-            lane = "xyzw".index(dst.split(".")[1])
-            assert result.state[dst.split(".")[0]][lane] == before[flat[0]], vector.id
-        failed = _verdict(vector, result, NONE).status in FAILING
-        assert failed == (vector.id in strict), vector.id
-        seen_wrap += any(at < len(before) for at in flat)
-    assert seen_wrap, "some witness wraps into the view"
+        after = result.state[register]["data"]
+        changed = {i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b}
+        assert changed <= flattened.dwords, vector.id
+        in_view = sorted(i for i in flattened.dwords if i < len(before))
+        if flattened.returned is not None and in_view:
+            name, lane = flattened.returned
+            assert result.state[name][lane] == before[in_view[0]], vector.id
+            seen_returned += 1
+        if _verdict(vector, result, NONE).status in FAILING:
+            assert changed and _covered(golden, vector), vector.id
+        seen_wrap += bool(changed)
+    assert seen_wrap, "some witness wraps into the view and writes there"
+    assert seen_returned, "some witness of an instruction that returns a value wraps into the view"
 
 
 # --------------------------------------------------------------------------- adapter by hand

@@ -12,18 +12,14 @@ vkd3d-shader, dispatch one thread group on lavapipe, decode the final state.
   canary is an ``error`` result naming the words, whatever the vector expects of the UAV itself.
   A zero-sized UAV is a null descriptor (VK_EXT_robustness2), where every access is out of
   bounds.
-* **SRV buffers.** A raw or structured ``t#`` is, in vkd3d-shader's translation, an R32_UINT
-  buffer image read with OpImageFetch: a uniform texel buffer descriptor (the ``buffer-uav``
-  option concerns UAVs only). It is bound like a UAV, as a window with canaries, and read back
-  after the run, so a write through it (D3D has none) would show in the final state.
 * **Isolation.** lavapipe does not bounds-check groupshared memory; an out-of-bounds ``g#``
   access can crash the process. The adapter asks the oracle which clauses an instance fires
   (only to choose where to run it) and runs instances that leave shared memory undefined in a
   child process (`sm5.conformance.vkd3d.child`): a crash becomes an ``error`` result and the run
   goes on.
 * **Unsupported.** A vector a compute harness cannot express (a helper invocation), and an
-  opcode the translator does not know (Debian's vkd3d-compiler 1.2 lacks the double conditional
-  move: "Unrecognized opcode 0xc8"), give ``unsupported`` with the reason.
+  opcode the translator does not know (Debian's vkd3d-compiler 1.2 lacks the later double
+  opcodes: "Unrecognized opcode 0xc8"), give ``unsupported`` with the reason.
 * **Caches.** DXBC and SPIR-V are cached per harness program (the program text plus the state's
   layout; values travel in the buffers), pipelines by the runner, compiled code by Mesa's disk
   cache; one lavapipe device serves the whole run.
@@ -77,7 +73,7 @@ CAPABILITIES: frozenset[str] = frozenset({"executes"})
 ISOLATED_OUTCOME = "tgsm_undefined"
 #: vkd3d's message for an opcode its DXBC reader does not know.
 UNKNOWN_OPCODE = "Unrecognized opcode"
-#: Raw and structured UAVs and SRVs are R32_UINT buffer views in vkd3d's translation.
+#: Raw and structured UAVs are R32_UINT buffer views in vkd3d's translation.
 UNTYPED_VIEW_FORMAT: TexelFormat = "r32_uint"
 _SHOWN_CANARIES = 4
 #: Translated harness programs kept (the golden set has about 2,000 distinct ones).
@@ -114,7 +110,7 @@ class _Skip(Exception):
 
 
 def texel_format(kind: str, fmt: str) -> TexelFormat:
-    """The Vulkan view format of a view of ``kind`` (typed: its DXGI format, e.g. R32_SINT)."""
+    """The Vulkan view format of a UAV of ``kind`` (typed: its DXGI format, e.g. R32_SINT)."""
     if kind != "typed":
         return UNTYPED_VIEW_FORMAT
     name = fmt.lower()
@@ -147,8 +143,7 @@ def _canary_reason(register: str, diff: Sequence[tuple[int, int, int]]) -> str:
         for offset, expected, found in diff[:_SHOWN_CANARIES]
     )
     more = f" and {len(diff) - _SHOWN_CANARIES} more" if len(diff) > _SHOWN_CANARIES else ""
-    return (f"wrote outside {register}'s window (D3D never writes outside a view): "
-            f"{shown}{more}")
+    return f"wrote outside {register}'s window (D3D never writes outside a UAV): {shown}{more}"
 
 
 class Vkd3dLavapipe:
@@ -205,15 +200,15 @@ class Vkd3dLavapipe:
         compiled = self._compile(harness.program)
         bindings: list[BufferBinding] = []
         registers: list[str] = []
-        views = [(b.register, b.data, texel_format(b.kind, b.format)) for b in harness.bindings]
+        uavs = [(b.register, b.data, texel_format(b.kind, b.format)) for b in harness.bindings]
         # The state buffer needs one word even when the layout is empty (a view is never empty).
         state_words = harness.state_words or (0,)
-        views.append((harness.state_register, state_words, UNTYPED_VIEW_FORMAT))
-        for register, words, fmt in views:
+        uavs.append((harness.state_register, state_words, UNTYPED_VIEW_FORMAT))
+        for register, words, fmt in uavs:
             if register not in compiled.descriptors:
                 continue  # vkd3d dropped an unused declaration: nothing can touch it
             if not words and not self._runner.null_descriptors:
-                raise _Skip(Result.unsupported(f"{register} holds no words: a zero-sized view "
+                raise _Skip(Result.unsupported(f"{register} holds no words: a zero-sized UAV "
                                                "needs null descriptors (VK_EXT_robustness2)"))
             number, kind = compiled.descriptors[register]
             bindings.append(BufferBinding(number, tuple(words), kind, texel_format=fmt,

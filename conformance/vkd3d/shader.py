@@ -7,7 +7,7 @@ Two translators share one small interface (`Translator`):
   disassembler, the HLSL front end (smoke tests only: it miscompiles some
   structured atomics) and DXBC serialisation (the container checksum).
 * `Vkd3dCompilerCli`: Debian's ``vkd3d-compiler`` 1.2. Only DXBC -> SPIR-V, and
-  it lacks some later opcodes; its error text is passed through.
+  it lacks some later opcodes (doubles); its error text is passed through.
 
 Without interface info vkd3d puts every descriptor in set 0 and numbers the
 bindings in declaration order; `spirv_bindings` reads the real numbers back
@@ -467,7 +467,7 @@ def _error(call: str, result: int, log: str) -> Vkd3dError:
 class Vkd3dCompilerCli:
     """Debian's ``vkd3d-compiler`` (1.2): DXBC-TPF -> SPIR-V only.
 
-    1.2 does not know some later opcodes (opcode 0xc8, for one); its stderr (e.g.
+    1.2 does not know some later opcodes (doubles among them); its stderr (e.g.
     ``Unrecognized opcode 0xc8``) becomes the Vkd3dError message.
     """
 

@@ -1,0 +1,96 @@
+"""What a vector is, as the predicates of an expectations file see it.
+
+A vector id is ``<instruction>/<category>/<number>`` (the vector format), so the instruction and
+the category come from the id; the clauses and flags are the vector's own fields; the operand
+forms come from the program's instruction under test (its last specified instruction), each
+operand paired with its spec entry (name, role) and the width of the values it holds.
+
+The width is the spec's, never an instruction name's: an operand is ``double`` when the spec
+says it holds doubles, by either of two declarations: a semantic input of 64 bits named after
+it (``src1: u64``), or lanes that are whole doubles (every allowed write mask or swizzle is made
+of the pairs ``xy`` and ``zw``, as ``.xy, .zw, .xyzw`` or ``.xyzw, .xyxy, .zwxy, .zwzw``); any
+other operand of a spec instruction is ``32-bit``. An instruction the spec does not know has
+operands of unknown width, which no ``type`` predicate matches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache, lru_cache
+
+from sm5.oracle.asm import parse_vector_program
+from sm5.oracle.errors import Sm5Error
+from sm5.oracle.spec import InstructionSpec, load_default
+
+#: Semantic input types that hold one double (two 32-bit components).
+DOUBLE_INPUT_TYPES = frozenset({"u64", "f64"})
+#: The component pairs that hold one double each.
+DOUBLE_PAIRS = frozenset({"xy", "zw"})
+#: The operand value widths a predicate can name.
+OPERAND_TYPES = ("double", "32-bit")
+
+
+@dataclass(frozen=True)
+class OperandFact:
+    """One operand of the instruction under test, as written and as the spec declares it."""
+
+    file: str  # as written: r, u, g, l (a 32-bit immediate), or an index-less input name
+    name: str  # the spec's operand name (dest, src1, ...); "" when the spec does not know it
+    role: str  # dst | memory | src; "" when unknown
+    type: str  # double | 32-bit; "" when unknown
+
+
+def id_parts(vector_id: str) -> tuple[str, str]:
+    """(instruction, category) of a vector id ``<instruction>/<category>/<number>``."""
+    parts = vector_id.split("/")
+    return parts[0], parts[1] if len(parts) > 2 else ""
+
+
+def _whole_doubles(lanes: tuple[str, ...]) -> bool:
+    """Every mask or swizzle is made of the pairs xy and zw (a double each)."""
+    return bool(lanes) and all(
+        len(x) % 2 == 0 and all(x[i:i + 2] in DOUBLE_PAIRS for i in range(0, len(x), 2))
+        for x in lanes)
+
+
+def operand_type(instruction: InstructionSpec, operand: str) -> str:
+    """``double`` when the spec declares the operand's values 64-bit, else ``32-bit``."""
+    for declared in instruction.semantics.inputs:
+        if declared.name == operand and declared.type in DOUBLE_INPUT_TYPES:
+            return "double"
+    spec = instruction.operand(operand)
+    lanes = spec.masks if spec.selection == "mask" else \
+        spec.swizzles if spec.selection == "swizzle" else ()
+    return "double" if _whole_doubles(lanes) else "32-bit"
+
+
+@cache
+def _spec_operands(name: str) -> tuple[tuple[str, str, str], ...] | None:
+    """(name, role, type) of each operand of a spec instruction, or None if it is not one."""
+    spec = load_default()
+    if name not in spec.instructions:
+        return None
+    instruction = spec.instruction(name)
+    return tuple((op.name, op.role, operand_type(instruction, op.name))
+                 for op in instruction.operands)
+
+
+@lru_cache(maxsize=8192)
+def operand_facts(program: tuple[str, ...]) -> tuple[OperandFact, ...]:
+    """The operands of the instruction under test (the program's last instruction the spec
+    specifies, else its last one); none when the program does not parse (a must-reject vector
+    may be malformed on purpose)."""
+    try:
+        instructions = parse_vector_program(program).instructions
+    except Sm5Error:
+        return ()
+    if not instructions:
+        return ()
+    specified = [i for i in instructions if _spec_operands(i.name) is not None]
+    under_test = (specified or instructions)[-1]
+    declared = _spec_operands(under_test.name) or ()
+    facts: list[OperandFact] = []
+    for i, op in enumerate(under_test.operands):
+        name, role, width = declared[i] if i < len(declared) else ("", "", "")
+        facts.append(OperandFact(op.file, name, role, width))
+    return tuple(facts)

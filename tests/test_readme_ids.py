@@ -1,0 +1,70 @@
+"""Every rule, clause, erratum and vector id the README names exists in the spec or the golden
+set, its expectations example parses, and its vkd3d table names the file's predicates."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from pathlib import Path
+
+import pytest
+
+from sm5.conformance.expectations import load_expectations, parse_expectations
+from sm5.conformance.run import iter_selected, vector_files
+from sm5.conformance.vkd3d.adapter import EXPECTATIONS_FILE
+from sm5.oracle.spec import load_default
+from sm5.oracle.yamlio import load_yaml
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+SPEC = load_default()
+INSTRUCTIONS = "|".join(sorted(SPEC.instructions, key=len, reverse=True))
+#: ``<instruction>.<part>[.<part>...]``, not a file name (``dmovc.jsonl``).
+DOTTED = re.compile(rf"\b(?:{INSTRUCTIONS})(?:\.[A-Za-z0-9_]+)+\b(?!\.)")
+#: ``<instruction>/<category>/<number or glob>``.
+SLASHED = re.compile(rf"\b(?:{INSTRUCTIONS})/[a-z0-9_*?-]+/(?:[0-9]{{4,}}|[*?][^\s`\"']*)")
+FILE_SUFFIXES = (".jsonl", ".yaml", ".json", ".py")
+
+
+@pytest.fixture(scope="module")
+def text() -> str:
+    return README.read_text(encoding="utf-8")
+
+
+def spec_ids() -> set[str]:
+    ids = {r.id for r in SPEC.legality_rules()} | {c.id for c in SPEC.all_clauses()}
+    ids |= {e.id for i in SPEC.instructions.values() for e in i.errata}
+    return ids
+
+
+def test_rule_clause_and_erratum_ids_exist(text: str) -> None:
+    named = {m for m in DOTTED.findall(text) if not m.endswith(FILE_SUFFIXES)}
+    assert named, "the README names spec ids"
+    assert sorted(named - spec_ids()) == []
+
+
+def test_vector_ids_exist_in_the_golden_set(text: str) -> None:
+    named = set(SLASHED.findall(text))
+    assert named, "the README names vector ids"
+    golden = [v.id for _, _, v in iter_selected(vector_files(None))]
+    known = set(golden)
+    missing = sorted(n for n in named if n not in known
+                     and not (any(c in n for c in "*?") and fnmatch.filter(golden, n)))
+    assert missing == []
+
+
+def test_the_expectations_example_parses(text: str, tmp_path: Path) -> None:
+    section = text[text.index("### Known divergences: the expectations file"):]
+    example = section[section.index("```yaml\n") + 8:section.index("```\n", 8)]
+    path = tmp_path / "example.yaml"
+    path.write_text(example, encoding="utf-8")
+    entries = parse_expectations(load_yaml(path), str(path)).entries
+    assert [e.status for e in entries] == ["xfail", "xfail", "fail"]
+    assert all(not e.match.empty for e in entries[:2])
+
+
+def test_the_vkd3d_table_names_every_predicate_of_the_file(text: str) -> None:
+    section = text[text.index("**Known divergences** (`conformance/vkd3d/expectations.yaml`"):]
+    table = section[:section.index("**Throughput**")]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    named = [re.match(r"\| `([^`]+)`", row).group(1) for row in rows]  # type: ignore[union-attr]
+    assert named == [e.label for e in load_expectations(EXPECTATIONS_FILE).entries]
