@@ -11,7 +11,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from sm5.oracle.errors import SpecError
+from sm5.oracle.errors import SpecError, bounded
 
 _SafeBase: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -46,10 +46,6 @@ MAX_YAML_BYTES = 16 * 1024 * 1024
 """Largest YAML file read (spec and expectations files are a few hundred kilobytes)."""
 MAX_YAML_DEPTH = 64
 """Deepest nesting of mappings and lists accepted (the schemas need fewer than ten levels)."""
-MESSAGE_LIMIT = 240
-"""Characters of a schema message shown; the rest is dropped and counted."""
-
-
 def _check_graph(root: yaml.Node) -> None:
     """Refuse what lets a small file expand into a huge document: an alias that refers to a
     mapping or list (the "billion laughs" bomb; aliases of scalars expand only linearly), and
@@ -87,13 +83,6 @@ def _get_single_data(self: _UniqueKeyLoader) -> Any:
 
 
 _UniqueKeyLoader.get_single_data = _get_single_data
-
-
-def bounded(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    """``text`` cut to ``limit`` characters, saying how many were dropped."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
 def load_yaml(path: Path) -> Any:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from bounded_run import one_error_line, run_sm5
 
-from sm5.oracle.errors import SpecError
-from sm5.oracle.yamlio import MAX_YAML_BYTES, bounded, load_yaml
+from sm5.oracle.errors import SpecError, bounded
+from sm5.oracle.yamlio import MAX_YAML_BYTES, load_yaml
 
 SPEC_DIR = Path(__file__).resolve().parents[1] / "spec"
 
