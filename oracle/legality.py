@@ -108,11 +108,11 @@ def _tgsm_total(program: Program) -> int:
     return total
 
 
-def _declaration_env(decl: Declaration, program: Program, ctx: Context, spec: Spec
+def _declaration_env(decl: Declaration, tgsm_total: int, ctx: Context, spec: Spec
                      ) -> dict[str, Value]:
     env: dict[str, Value] = {
         "stage": ctx.stage, "model": ctx.model, "runtime": ctx.runtime,
-        "uav_slots": ctx.uav_slots, "tgsm_total": _tgsm_total(program),
+        "uav_slots": ctx.uav_slots, "tgsm_total": tgsm_total,
         "index": decl.register.index or 0 if decl.register else 0,
         "stride": 0, "count": 0, "bytes": 0, "temps": 0,
     }
@@ -125,10 +125,11 @@ def _declaration_env(decl: Declaration, program: Program, ctx: Context, spec: Sp
 def _declaration_violations(program: Program, ctx: Context, spec: Spec
                             ) -> Iterator[LegalityRule]:
     reported: set[str] = set()
+    tgsm_total = _tgsm_total(program)  # once: per declaration it made the check quadratic
     for decl in program.declarations:
         if decl.name not in spec.declarations.declarations:
             continue
-        env = _declaration_env(decl, program, ctx, spec)
+        env = _declaration_env(decl, tgsm_total, ctx, spec)
         for rule in spec.declarations.rules:
             if rule.id in reported or decl.name not in rule.applies:
                 continue
