@@ -42,11 +42,11 @@ def run_sm5(args: Sequence[str], *, cwd: Path | None = None, seconds: float = TI
     return Completed(done.returncode, done.stdout, done.stderr)
 
 
-def one_error_line(done: Completed) -> str:
+def one_error_line(done: Completed, prefix: str = "sm5: error: ") -> str:
     """The single ``sm5: error:`` line of a failed run; no traceback anywhere."""
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
     lines = [x for x in done.stderr.splitlines() if x.strip()]
     assert len(lines) == 1, done.stderr[-2000:]
-    assert lines[0].startswith("sm5: error: "), lines[0]
+    assert lines[0].startswith(prefix), lines[0]
     assert len(lines[0]) < 2000, lines[0][:300]
     return lines[0]
