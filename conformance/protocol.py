@@ -251,7 +251,7 @@ class SubprocessImplementation:
     def _interpret(self, line: bytes, vector_id: str) -> Result:
         try:
             doc = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # JSONDecodeError included
             raise _Garbled(f"the reply is not JSON: {_excerpt(line)}") from None
         if not isinstance(doc, dict):
             raise _Garbled(f"the reply is not a JSON object: {_excerpt(line)}")
