@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from functools import cache
 from importlib import resources
@@ -44,6 +45,8 @@ _UniqueKeyLoader.add_constructor(
 
 MAX_YAML_BYTES = 16 * 1024 * 1024
 """Largest YAML file read (spec and expectations files are a few hundred kilobytes)."""
+MAX_SCHEMA_ERRORS = 100
+"""Schema errors collected before the best one is chosen and reported."""
 MAX_YAML_DEPTH = 64
 """Deepest nesting of mappings and lists accepted (the schemas need fewer than ten levels)."""
 def _check_graph(root: yaml.Node) -> None:
@@ -128,7 +131,9 @@ def field_path(parts: Any) -> str:
 def validate(document: Any, schema_name: str, where: str) -> None:
     """Validate against a schema; the first error (by path) becomes one clear SpecError."""
     validator = jsonschema.Draft202012Validator(schema(schema_name))
-    errors = sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
+    # The first errors only: a document of a million bad items must not become a million errors.
+    found = itertools.islice(validator.iter_errors(document), MAX_SCHEMA_ERRORS)
+    errors = sorted(found, key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         best = jsonschema.exceptions.best_match(errors)
         assert best is not None
