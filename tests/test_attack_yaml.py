@@ -35,7 +35,7 @@ def _bombed_spec(tmp_path: Path) -> Path:
 
 def test_alias_bomb_in_spec_file_is_refused(tmp_path: Path) -> None:
     root = _bombed_spec(tmp_path)
-    done = run_sm5(["spec", "check", "--spec", str(root)], seconds=30)
+    done = run_sm5(["spec", "check", "--spec", str(root)], seconds=60)
     assert done.code == 2
     line = one_error_line(done)
     assert "model.yaml" in line and "only scalars may be aliased" in line
@@ -52,7 +52,7 @@ def test_alias_bomb_in_expectations_file_is_refused(tmp_path: Path) -> None:
     expect.write_text(BOMB_LIST + "\n- {id: x, status: fail, reason: *i}\n", encoding="utf-8")
     vectors = Path(__file__).resolve().parents[1] / "vectors" / "golden" / "dmovc.jsonl"
     done = run_sm5(["conform", "--impl", "oracle", "--vectors", str(vectors), "--expect",
-                    str(expect)], seconds=30)
+                    str(expect)], seconds=60)
     assert done.code == 2
     line = one_error_line(done)
     assert "known.yaml" in line and "only scalars may be aliased" in line
@@ -104,10 +104,10 @@ def test_schema_message_is_capped(tmp_path: Path) -> None:
     shutil.copytree(SPEC_DIR, root)
     model = root / "model.yaml"
     text = model.read_text(encoding="utf-8")
-    huge = "[" + ", ".join(["lol"] * 200_000) + "]"
+    huge = "[" + ", ".join(["lol"] * 50_000) + "]"
     model.write_text(text.replace("kind: functional-spec", f"kind: {huge}", 1),
                      encoding="utf-8")
-    done = run_sm5(["spec", "check", "--spec", str(root)], seconds=30)
+    done = run_sm5(["spec", "check", "--spec", str(root)], seconds=60)
     assert done.code == 2
     line = one_error_line(done)
     assert "more characters" in line and len(line) < 1000
