@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from sm5.oracle.legality import violations
 from sm5.oracle.program import Declaration, Instruction, Operand, Program
 from sm5.oracle.spec import load_default
@@ -35,6 +37,7 @@ def _checked_in(program: Program) -> float:
     return elapsed
 
 
+@pytest.mark.slow  # 10 to 20 s; the growth test below checks linearity in the default run
 def test_hundred_thousand_declarations_in_seconds() -> None:
     assert _checked_in(_program(100_000)) < 60
 
