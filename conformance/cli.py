@@ -12,9 +12,10 @@ from sm5.conformance.compare import Verdict
 from sm5.conformance.expect_check import check_expectations, per_vector
 from sm5.conformance.expectations import ExpectationError, load_expectations
 from sm5.conformance.implementations import resolve
+from sm5.conformance.interface import CAPABILITIES
 from sm5.conformance.mutants import MUTANTS
 from sm5.conformance.mutants.base import NaiveTranslator
-from sm5.conformance.protocol import DEFAULT_TIMEOUT
+from sm5.conformance.protocol import DEFAULT_BREAKER, DEFAULT_TIMEOUT
 from sm5.conformance.run import (
     RunReport,
     display_name,
@@ -27,6 +28,7 @@ from sm5.conformance.run import (
     write_results,
 )
 from sm5.oracle.fileio import atomic_write_text
+from sm5.oracle.options import count_or_zero, positive_seconds, word_list, writable_file
 from sm5.vectors.format import Vector
 
 MUTANTS_FORMAT = "sm5-mutants/1"
@@ -61,6 +63,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     conform.add_argument("--show-matches", action="store_true",
                          help="print the per-vector view: every vector an entry decides or "
                          "that fails, with its verdict and the entry")
+    conform.add_argument("--max-consecutive-errors", type=int, default=DEFAULT_BREAKER,
+                         metavar="K", help="stop a cmd: implementation after K consecutive "
+                         f"time-outs or crashes (default {DEFAULT_BREAKER}; 0: never)")
     conform.set_defaults(handler=run_conform)
 
     mutants = sub.add_parser(
@@ -79,14 +84,18 @@ def _vectors_option(parser: argparse.ArgumentParser) -> None:
 
 
 def run_conform(args: argparse.Namespace) -> int:
-    caps = frozenset(c.strip() for c in args.capabilities.split(",") if c.strip()) \
-        if args.capabilities else None
+    timeout = positive_seconds(args.timeout, "--timeout")
+    breaker = count_or_zero(args.max_consecutive_errors, "--max-consecutive-errors")
+    caps = word_list(args.capabilities, "--capabilities", CAPABILITIES) \
+        if args.capabilities is not None else None
+    if args.json is not None:
+        writable_file(args.json, "--json")
     expectations = load_expectations(args.expect)
     if (args.check_expect or args.show_matches) and args.expect is None:
         raise ExpectationError("--check-expect and --show-matches need --expect FILE")
     shard = parse_shard(args.shard)
     files = vector_files(args.vectors)
-    impl = resolve(args.impl, timeout=args.timeout, capabilities=caps)
+    impl = resolve(args.impl, timeout=timeout, capabilities=caps, breaker=breaker)
     report = run(impl, files, expectations, shard, require_used=not args.check_expect)
     if args.json is not None:
         write_results(args.json, report)
@@ -193,6 +202,8 @@ def _first_line(doc: str | None) -> str:
 
 
 def run_mutants(args: argparse.Namespace) -> int:
+    if args.json is not None:
+        writable_file(args.json, "--json")
     files = vector_files(args.vectors)
     vectors = [v for _, _, v in iter_selected(files)]
     matrix = kill_matrix(vectors)

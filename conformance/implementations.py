@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sm5.conformance.interface import CAPABILITIES, Implementation
 from sm5.conformance.oracle_impl import OracleImplementation
-from sm5.conformance.protocol import DEFAULT_TIMEOUT, SubprocessImplementation
+from sm5.conformance.protocol import DEFAULT_BREAKER, DEFAULT_TIMEOUT, SubprocessImplementation
 from sm5.oracle.errors import Sm5Error
 
 
@@ -57,7 +57,8 @@ NAMED: dict[str, Callable[[], Implementation]] = {
 
 
 def resolve(text: str, *, timeout: float = DEFAULT_TIMEOUT,
-            capabilities: frozenset[str] | None = None) -> Implementation:
+            capabilities: frozenset[str] | None = None,
+            breaker: int = DEFAULT_BREAKER) -> Implementation:
     """The implementation ``text`` names. ``capabilities`` overrides those of a ``cmd:`` child
     (default: executes and validates) and narrows those of any other implementation."""
     text = text.strip()
@@ -65,11 +66,33 @@ def resolve(text: str, *, timeout: float = DEFAULT_TIMEOUT,
         raise ImplementationError(f"unknown capabilities {sorted(capabilities - CAPABILITIES)}; "
                                   f"expected a subset of {sorted(CAPABILITIES)}")
     if text.startswith("cmd:"):
-        return _command(text, timeout, capabilities)
+        return _command(text, timeout, capabilities, breaker)
     impl = _resolve_object(text)
     if capabilities is not None:
         impl.capabilities = frozenset(impl.capabilities & capabilities)
     return impl
+
+
+def check_name(text: str) -> None:
+    """Fail now when ``text`` cannot name an implementation, without starting one: a known
+    name, an existing mutant, a ``cmd:`` program that exists, an importable ``module:factory``.
+    Whether a named component (vkd3d) is installed is decided when it is resolved."""
+    text = text.strip()
+    if text in NAMED:
+        return
+    if text.startswith("cmd:"):
+        _command(text, DEFAULT_TIMEOUT, None)
+        return
+    if text.startswith("mutant:") or ":" not in text:
+        _resolve_object(text)
+        return
+    module_name, _, factory_name = text.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        raise ImplementationError(f"cannot import {module_name}: {exc}", where=text) from None
+    if not callable(getattr(module, factory_name, None)):
+        raise ImplementationError(f"{module_name} has no callable {factory_name}", where=text)
 
 
 def _resolve_object(text: str) -> Implementation:
@@ -89,8 +112,8 @@ def _resolve_object(text: str) -> Implementation:
         "mutant:<name>, cmd:<program args> or <module>:<factory>")
 
 
-def _command(text: str, timeout: float, capabilities: frozenset[str] | None
-             ) -> Implementation:
+def _command(text: str, timeout: float, capabilities: frozenset[str] | None,
+             breaker: int = DEFAULT_BREAKER) -> Implementation:
     try:
         argv = shlex.split(text.removeprefix("cmd:"))
     except ValueError as exc:
@@ -101,7 +124,7 @@ def _command(text: str, timeout: float, capabilities: frozenset[str] | None
     if shutil.which(program) is None and not Path(program).is_file():
         raise ImplementationError(f"program {program!r} not found", where=text)
     return SubprocessImplementation(
-        argv, name=text, timeout=timeout,
+        argv, name=text, timeout=timeout, breaker=breaker,
         capabilities=capabilities if capabilities is not None
         else frozenset({"executes", "validates"}))
 

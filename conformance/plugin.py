@@ -27,8 +27,8 @@ import pytest
 from sm5.conformance.compare import Verdict
 from sm5.conformance.expectations import Expectations, load_expectations
 from sm5.conformance.implementations import resolve
-from sm5.conformance.interface import Closeable, Implementation
-from sm5.conformance.protocol import DEFAULT_TIMEOUT
+from sm5.conformance.interface import CAPABILITIES, Closeable, Implementation
+from sm5.conformance.protocol import DEFAULT_BREAKER, DEFAULT_TIMEOUT, ImplementationBroken
 from sm5.conformance.run import (
     RunReport,
     Shard,
@@ -41,6 +41,7 @@ from sm5.conformance.run import (
     write_results,
 )
 from sm5.oracle.errors import Sm5Error
+from sm5.oracle.options import count_or_zero, positive_seconds, word_list, writable_file
 from sm5.vectors.format import Vector
 
 PROPERTY = "sm5_verdict"  # the user property carrying a verdict from worker to controller
@@ -77,6 +78,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--sm5-timeout", default=DEFAULT_TIMEOUT, type=float, metavar="SECONDS",
                     help=f"per-vector time-out of a cmd: implementation (default "
                     f"{DEFAULT_TIMEOUT:g})")
+    group.addoption("--sm5-max-consecutive-errors", default=DEFAULT_BREAKER, metavar="K",
+                    help="stop a cmd: implementation after K consecutive time-outs or "
+                    f"crashes (default {DEFAULT_BREAKER}; 0: never)")
     group.addoption("--sm5-capabilities", default=None, metavar="LIST",
                     help="capabilities of the implementation (comma-separated: executes, "
                     "validates); default: its own, both for cmd:")
@@ -102,9 +106,14 @@ def pytest_configure(config: pytest.Config) -> None:
             expectations.require_used(v for _, _, v in iter_selected(files))
         shard = parse_shard(config.getoption("sm5_shard"))
         caps_text = config.getoption("sm5_capabilities")
-        caps = frozenset(c.strip() for c in caps_text.split(",") if c.strip()) \
-            if caps_text else None
-        impl = resolve(spec, timeout=config.getoption("sm5_timeout"), capabilities=caps)
+        caps = word_list(caps_text, "--sm5-capabilities", CAPABILITIES) \
+            if caps_text is not None else None
+        timeout = positive_seconds(config.getoption("sm5_timeout"), "--sm5-timeout")
+        if config.getoption("sm5_results"):
+            writable_file(Path(config.getoption("sm5_results")), "--sm5-results")
+        breaker = count_or_zero(config.getoption("sm5_max_consecutive_errors"),
+                                "--sm5-max-consecutive-errors")
+        impl = resolve(spec, timeout=timeout, capabilities=caps, breaker=breaker)
     except Sm5Error as exc:
         raise pytest.UsageError(f"sm5: {exc}") from None
     results = config.getoption("sm5_results")
@@ -199,7 +208,10 @@ class Sm5Item(pytest.Item):
 
     def runtest(self) -> None:
         run = self.config.stash[_RUN]
-        verdict = run_vector(run.impl, self.vector, run.expectations)
+        try:
+            verdict = run_vector(run.impl, self.vector, run.expectations)
+        except ImplementationBroken as exc:
+            pytest.exit(f"sm5: {exc}", returncode=pytest.ExitCode.TESTS_FAILED)
         self.user_properties.append((PROPERTY, verdict_json(verdict)))
         if verdict.status in ("fail", "xpass"):
             raise Sm5Failure(verdict)

@@ -25,10 +25,9 @@ import os
 import select
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from typing import IO, Any
+from typing import Any
 
 from sm5.conformance.interface import Result
 from sm5.oracle.errors import Sm5Error
@@ -37,10 +36,18 @@ from sm5.vectors.format import Vector
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_STARTUP = 10.0   # extra seconds a fresh child has for its first reply (imports, set-up)
+DEFAULT_BREAKER = 5      # consecutive time-outs or crashes after which the run stops
 STDERR_LIMIT = 1000      # characters of the child's standard error quoted in a reason
+STDERR_KEPT = 64 << 10   # bytes of standard error kept (the tail); the rest is counted, dropped
 EXCERPT_LIMIT = 200      # characters of a garbled reply quoted in a reason
 MAX_REPLY_BYTES = 64 << 20
+POLL_SLICE = 0.1         # seconds between checks that the child is still alive
 REPLY_KINDS = ("state", "rejected", "unsupported")
+
+
+class ImplementationBroken(Sm5Error):
+    """The circuit breaker: the implementation timed out or crashed on too many consecutive
+    vectors, so the run stops instead of waiting out every remaining one."""
 
 
 class _Timeout(Exception):
@@ -55,6 +62,40 @@ class _Garbled(Exception):
     """The reply breaks the protocol; the stream is out of step and the child is restarted."""
 
 
+class StderrTail:
+    """The last :data:`STDERR_KEPT` bytes a child wrote on standard error, and how many bytes
+    it wrote in all: a child that floods its standard error costs bounded memory, no disk."""
+
+    def __init__(self, keep: int = STDERR_KEPT) -> None:
+        self.keep = keep
+        self.total = 0
+        self._tail = bytearray()
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self._tail += chunk
+        if len(self._tail) > self.keep:
+            del self._tail[:len(self._tail) - self.keep]
+
+    def since(self, mark: int, limit: int = STDERR_LIMIT) -> str:
+        """What was written after byte ``mark``: the last ``limit`` characters, with the count
+        of what was left out."""
+        written = self.total - mark
+        if written <= 0:
+            return ""
+        data = bytes(self._tail[-min(written, len(self._tail)):])
+        text = data.decode("utf-8", "replace").strip()
+        dropped = written - len(data)
+        if len(text) > limit:
+            dropped += len(text.encode("utf-8", "replace")) - len(
+                text[-limit:].encode("utf-8", "replace"))
+            text = text[-limit:]
+        if not text:
+            return ""
+        return f"; stderr ({dropped} earlier bytes dropped): ...{text}" if dropped \
+            else f"; stderr: {text}"
+
+
 def request_of(vector: Vector) -> dict[str, Any]:
     """The request for one vector: never its expectations."""
     return {"id": vector.id, "program": list(vector.program), "target": vector.target,
@@ -67,7 +108,8 @@ class SubprocessImplementation:
     def __init__(self, argv: Sequence[str], *, name: str | None = None,
                  capabilities: frozenset[str] = frozenset({"executes", "validates"}),
                  timeout: float = DEFAULT_TIMEOUT, startup: float = DEFAULT_STARTUP,
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None,
+                 breaker: int = DEFAULT_BREAKER) -> None:
         if not argv:
             raise Sm5Error("cmd: an empty command line")
         self.argv = tuple(argv)
@@ -76,8 +118,10 @@ class SubprocessImplementation:
         self.timeout = timeout
         self.startup = startup
         self.env = dict(env) if env is not None else None
+        self.breaker = breaker  # 0: never stop the run
+        self._failures = 0      # consecutive time-outs and crashes
         self._proc: subprocess.Popen[bytes] | None = None
-        self._stderr: IO[bytes] | None = None
+        self._stderr = StderrTail()
         self._buffer = bytearray()
         self.starts = 0  # how many children were started (tests and diagnostics)
         self._previous_id: str | None = None
@@ -85,14 +129,14 @@ class SubprocessImplementation:
     # -- lifecycle -----------------------------------------------------------------------------
 
     def _start(self) -> subprocess.Popen[bytes]:
-        if self._stderr is None:
-            # Append mode: the child's writes land at the end whatever offset we read from.
-            self._stderr = tempfile.TemporaryFile(mode="a+b")  # noqa: SIM115 - lives as long as self
+        # A session of its own: the child and whatever it forks form one process group, killed
+        # together when the child is stopped.
         proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=self._stderr, env=self.env, bufsize=0)
-        assert proc.stdin is not None and proc.stdout is not None
-        os.set_blocking(proc.stdin.fileno(), False)
-        os.set_blocking(proc.stdout.fileno(), False)
+                                stderr=subprocess.PIPE, env=self.env, bufsize=0,
+                                start_new_session=True)
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            os.set_blocking(stream.fileno(), False)
         self._proc = proc
         self._buffer = bytearray()
         self._previous_id = None
@@ -100,32 +144,31 @@ class SubprocessImplementation:
         return proc
 
     def _stop(self) -> None:
+        """Close the child's input, give it a second to exit, then kill its whole group."""
         proc, self._proc = self._proc, None
         self._buffer = bytearray()
         if proc is None:
             return
-        for stream in (proc.stdin, proc.stdout):
+        if proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+        if proc.poll() is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=1.0)
+        _kill_group(proc)
+        self._drain_stderr(proc)
+        for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
-        if proc.poll() is None:
-            try:
-                proc.wait(timeout=1.0)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
 
     def _kill(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.kill()
-            self._proc.wait()
+        if self._proc is not None:
+            _kill_group(self._proc)
         self._stop()
 
     def close(self) -> None:
         self._stop()
-        if self._stderr is not None:
-            self._stderr.close()
-            self._stderr = None
 
     # -- one vector ----------------------------------------------------------------------------
 
@@ -139,34 +182,42 @@ class SubprocessImplementation:
                 allowed += self.startup
         except OSError as exc:
             return Result.error(f"cannot start {self.argv[0]}: {exc.strerror or exc}")
-        mark = self._stderr_size()
+        mark = self._stderr.total
         deadline = time.monotonic() + allowed
         try:
             self._send(proc, line, deadline)
             reply = self._receive(proc, deadline)
             result = self._interpret(reply, vector.id)
             self._previous_id = vector.id
+            self._failures = 0
             return result
         except _Timeout:
             self._kill()
-            return Result.error(f"no reply within the time-out of {allowed:g} s; the "
-                                f"implementation was stopped{self._stderr_since(mark)}")
+            reason = (f"time-out: no reply within {allowed:g} s (the per-vector limit "
+                      f"{self.timeout:g} s" + (f" + {self.startup:g} s to start" if
+                                                allowed > self.timeout else "") +
+                      f"); the implementation was stopped{self._stderr.since(mark)}")
         except _Exited:
             code = self._reap(proc)
-            return Result.error(f"the implementation {code} before answering"
-                                f"{self._stderr_since(mark)}")
+            reason = f"the implementation {code} before answering{self._stderr.since(mark)}"
         except _Garbled as exc:
             self._kill()
-            return Result.error(f"{exc}{self._stderr_since(mark)}")
+            self._failures = 0
+            return Result.error(f"{exc}{self._stderr.since(mark)}")
+        self._failures += 1
+        if self.breaker and self._failures >= self.breaker:
+            raise ImplementationBroken(
+                f"stopped after {self._failures} consecutive time-outs or crashes (the circuit "
+                f"breaker; raise it with --max-consecutive-errors); the last, on vector "
+                f"{vector.id}: {reason}", where=self.name)
+        return Result.error(reason)
 
     def _send(self, proc: subprocess.Popen[bytes], data: bytes, deadline: float) -> None:
         assert proc.stdin is not None
         fd = proc.stdin.fileno()
         view = memoryview(data)
         while view:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not _ready(fd, select.POLLOUT, remaining):
-                raise _Timeout
+            self._wait(proc, fd, select.POLLOUT, deadline)
             try:
                 written = os.write(fd, view)
             except BlockingIOError:
@@ -181,9 +232,7 @@ class SubprocessImplementation:
         start = 0
         while (end := self._buffer.find(b"\n", start)) < 0:
             start = len(self._buffer)
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not _ready(fd, select.POLLIN, remaining):
-                raise _Timeout
+            self._wait(proc, fd, select.POLLIN, deadline)
             try:
                 chunk = os.read(fd, 1 << 16)
             except BlockingIOError:
@@ -193,7 +242,8 @@ class SubprocessImplementation:
             self._buffer += chunk
             if len(self._buffer) > MAX_REPLY_BYTES:
                 raise _Garbled(f"the reply exceeds {MAX_REPLY_BYTES >> 20} MiB without a "
-                               "line break")
+                               f"line break (read {len(self._buffer)} bytes, dropped): "
+                               f"{_excerpt(bytes(self._buffer[:EXCERPT_LIMIT]))}")
         line = bytes(self._buffer[:end])
         del self._buffer[:end + 1]
         return line
@@ -201,7 +251,7 @@ class SubprocessImplementation:
     def _interpret(self, line: bytes, vector_id: str) -> Result:
         try:
             doc = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # JSONDecodeError included
             raise _Garbled(f"the reply is not JSON: {_excerpt(line)}") from None
         if not isinstance(doc, dict):
             raise _Garbled(f"the reply is not a JSON object: {_excerpt(line)}")
@@ -243,29 +293,65 @@ class SubprocessImplementation:
                 return f"was killed by signal {-code}"
         return f"exited with code {code}"
 
-    def _stderr_size(self) -> int:
-        if self._stderr is None:
-            return 0
-        return os.fstat(self._stderr.fileno()).st_size
+    def _wait(self, proc: subprocess.Popen[bytes], fd: int, event: int,
+              deadline: float) -> None:
+        """Until ``fd`` is ready for ``event``, draining standard error meanwhile (a child
+        blocked on a full stderr pipe never answers). Raises _Timeout at the deadline, and
+        _Exited when the child is gone while a process it forked still holds the pipe open (no
+        end of file will come)."""
+        poller = select.poll()
+        poller.register(fd, event)
+        err = proc.stderr.fileno() if proc.stderr is not None and not proc.stderr.closed else -1
+        if err >= 0:
+            poller.register(err, select.POLLIN)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Timeout
+            ready = dict(poller.poll(max(1, int(min(remaining, POLL_SLICE) * 1000))))
+            if err in ready and not self._read_stderr(err):
+                poller.unregister(err)
+                err = -1
+            if fd in ready:
+                return
+            if proc.poll() is not None:
+                raise _Exited
 
-    def _stderr_since(self, mark: int) -> str:
-        if self._stderr is None:
-            return ""
-        size = self._stderr_size()
-        if size <= mark:
-            return ""
-        self._stderr.seek(max(mark, size - 4 * STDERR_LIMIT))
-        text = self._stderr.read(size - mark).decode("utf-8", "replace").strip()
-        if len(text) > STDERR_LIMIT:
-            text = "..." + text[-STDERR_LIMIT:]
-        return f"; stderr: {text}" if text else ""
+    def _read_stderr(self, fd: int) -> bool:
+        """Read what is there; False at end of file."""
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        if chunk:
+            self._stderr.add(chunk)
+        return bool(chunk)
+
+    def _drain_stderr(self, proc: subprocess.Popen[bytes]) -> None:
+        """After the group is dead: what is left in the pipe (bounded by the pipe's size)."""
+        if proc.stderr is None or proc.stderr.closed:
+            return
+        fd = proc.stderr.fileno()
+        for _ in range(64):
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self._stderr.add(chunk)
 
 
-def _ready(fd: int, event: int, timeout: float) -> bool:
-    """Wait until ``fd`` is ready for ``event`` (or hung up / in error) or ``timeout`` passes."""
-    poller = select.poll()
-    poller.register(fd, event)
-    return bool(poller.poll(0 if timeout <= 0 else max(1, int(timeout * 1000))))
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the child's process group (grandchildren included) and reap the child."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    proc.wait()
 
 
 def _excerpt(data: bytes) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 from sm5.conformance.compare import FAILING, VERDICTS, Verdict, judge, verdict_without_running
 from sm5.conformance.expectations import NONE, Expectations
 from sm5.conformance.interface import Closeable, Implementation, Result
+from sm5.conformance.protocol import ImplementationBroken
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.fileio import atomic_write_text
 from sm5.vectors.format import Vector, VectorError, read_file
@@ -135,6 +136,8 @@ def run_vector(impl: Implementation, vector: Vector,
         return early
     try:
         result = impl.run(vector)
+    except ImplementationBroken:  # the circuit breaker stops the whole run
+        raise
     except Exception as exc:  # an implementation's bug is that vector's failure, not the run's
         result = Result.error(f"the implementation raised {type(exc).__name__}: {exc}")
     if not isinstance(result, Result):

@@ -7,8 +7,8 @@ the state buffer and the UAVs and SRV buffers (t#) to bind with their initial co
 Rejected vectors have no program; vectors a compute harness cannot express are listed with the
 reason.
 
-The vector file is read here rather than through the ``vectors`` package, which sits above
-``oracle`` in the dependency order.
+The vector file is read through ``sm5.oracle.jsonl`` (the ``vectors`` package sits above
+``oracle`` in the dependency order); only the fields the export needs are checked.
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ from sm5.oracle.dxbc import program_to_dxbc
 from sm5.oracle.errors import NotExpressible, Sm5Error, StateError
 from sm5.oracle.fileio import atomic_write_bytes, atomic_write_text
 from sm5.oracle.harness import build_harness, harness_to_json
+from sm5.oracle.jsonl import read_lines
+from sm5.oracle.options import writable_folder
 from sm5.oracle.state import state_from_json
 
-VECTOR_FORMAT = "sm5-vectors/1"
 INDEX_FORMAT = "sm5-dxbc/1"
 INDEX_NAME = "index.json"
 SUFFIX = ".dxbc"
@@ -64,26 +65,11 @@ def _files(paths: list[Path]) -> Iterator[Path]:
 
 
 def _entries(path: Path) -> Iterator[_Entry]:
-    try:
-        handle = path.open("r", encoding="utf-8")
-    except OSError as exc:
-        raise StateError(f"cannot read: {exc.strerror}", where=str(path)) from None
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            where = f"{path}:{number}"
-            try:
-                doc = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise StateError(f"not JSON: {exc.msg} at column {exc.colno}",
-                                 where=where) from None
-            if not isinstance(doc, dict):
-                raise StateError("expected a JSON object", where=where)
-            if number == 1:
-                if doc.get("format") != VECTOR_FORMAT:
-                    raise StateError(f"first line must be a header with \"format\": "
-                                     f"\"{VECTOR_FORMAT}\"", where=where)
-                continue
-            yield _Entry(where, doc)
+    _, lines = read_lines(path, StateError)
+    for where, doc in lines:
+        if not isinstance(doc, dict):
+            raise StateError("expected a JSON object", where=where)
+        yield _Entry(where, doc)
 
 
 def file_name(vector_id: str, where: str = "") -> str:
@@ -117,6 +103,9 @@ def export(paths: list[Path], out: Path) -> dict[str, Any]:
                                  where=where)
             names[name] = where
             expect = _field(doc, "expect", dict, where)
+            outcomes = expect.get("outcomes")
+            if not isinstance(outcomes, list) or not all(isinstance(o, str) for o in outcomes):
+                raise StateError("field outcomes: expected a list of strings", where=where)
             if expect.get("outcomes") == REJECTED:
                 rejected += 1
                 continue
@@ -143,6 +132,7 @@ def export(paths: list[Path], out: Path) -> dict[str, Any]:
 
 
 def run_dxbc(args: argparse.Namespace) -> int:
+    writable_folder(args.out, "--out")
     try:
         index = export(list(args.vectors), args.out)
     except OSError as exc:

@@ -2,6 +2,31 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+MESSAGE_LIMIT = 240
+"""Characters of an input's text quoted in a message; the rest is dropped and counted."""
+
+
+def bounded(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, saying how many were dropped."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
+def shown(value: Any, limit: int = MESSAGE_LIMIT) -> str:
+    """A bounded ``repr`` of an input value, however large (the repr itself is cut off early
+    for containers, so a huge list costs no more than its first items)."""
+    if isinstance(value, list | tuple | dict) and len(value) > limit:
+        head = list(value)[:limit] if not isinstance(value, dict) else \
+            dict(list(value.items())[:limit])
+        return bounded(f"{type(value).__name__} of {len(value)} items, starting {head!r}", limit)
+    try:
+        return bounded(repr(value), limit)
+    except (ValueError, RecursionError):  # an integer beyond the conversion limit, deep nesting
+        return f"a {type(value).__name__} too large to show"
+
 
 class Sm5Error(Exception):
     """Base of every error the project reports to a user (exit code 2 on the command line)."""

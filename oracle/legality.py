@@ -8,7 +8,7 @@ declared kinds, target, stage, ...) and reports every rule the instance breaks, 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from sm5.oracle.errors import ExecError
@@ -105,26 +105,41 @@ def _program_violations(program: Program, spec: Spec) -> Iterator[LegalityRule]:
 # Declarations
 
 
-def _tgsm_total(program: Program) -> int:
+def _tgsm_total(program: Program, spec: Spec) -> int:
+    """Bytes of all shared-memory declarations: ``bytes``, or ``stride`` times ``count``."""
     total = 0
+    shared = spec.model.shared_memory_files
     for decl in program.declarations:
-        if decl.name == "dcl_tgsm_raw" and decl.numbers:
-            total += decl.numbers[0]
-        elif decl.name == "dcl_tgsm_structured" and len(decl.numbers) >= 2:
-            total += decl.numbers[0] * decl.numbers[1]
+        dspec = spec.declarations.declarations.get(decl.name)
+        if dspec is None or dspec.register not in shared:
+            continue
+        numbers = dict(zip(dspec.numbers, decl.numbers, strict=False))
+        if "bytes" in numbers:
+            total += numbers["bytes"]
+        elif "stride" in numbers and "count" in numbers:
+            total += numbers["stride"] * numbers["count"]
     return total
 
 
-def _declaration_env(decl: Declaration, program: Program, ctx: Context, spec: Spec
-                     ) -> dict[str, Value]:
+def _program_env(program: Program, ctx: Context, spec: Spec) -> dict[str, Value]:
+    """What every declaration rule of one program reads, computed once (per declaration it
+    made the check quadratic in the program's length)."""
     env: dict[str, Value] = {
         "stage": ctx.stage, "model": ctx.model, "runtime": ctx.runtime,
-        "uav_slots": ctx.uav_slots, "tgsm_total": _tgsm_total(program),
-        "index": decl.register.index or 0 if decl.register else 0,
-        "stride": 0, "count": 0, "bytes": 0, "temps": 0,
+        "uav_slots": ctx.uav_slots, "tgsm_total": _tgsm_total(program, spec),
     }
     for feature in spec.model.features:
         env[feature] = has_feature(program, feature, ctx, spec)
+    return env
+
+
+def _declaration_env(decl: Declaration, program_env: Mapping[str, Value], spec: Spec
+                     ) -> dict[str, Value]:
+    env: dict[str, Value] = {
+        **program_env,
+        "index": decl.register.index or 0 if decl.register else 0,
+        "stride": 0, "count": 0, "bytes": 0, "temps": 0,
+    }
     names = spec.declarations.declarations[decl.name].numbers
     for name, value in zip(names, decl.numbers, strict=False):
         env[name] = value
@@ -134,10 +149,11 @@ def _declaration_env(decl: Declaration, program: Program, ctx: Context, spec: Sp
 def _declaration_violations(program: Program, ctx: Context, spec: Spec
                             ) -> Iterator[LegalityRule]:
     reported: set[str] = set()
+    program_env = _program_env(program, ctx, spec)
     for decl in program.declarations:
         if decl.name not in spec.declarations.declarations:
             continue
-        env = _declaration_env(decl, program, ctx, spec)
+        env = _declaration_env(decl, program_env, spec)
         for rule in spec.declarations.rules:
             if rule.id in reported or decl.name not in rule.applies:
                 continue

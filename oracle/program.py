@@ -8,6 +8,7 @@ writes one canonical form, and ``parse(print(p)) == p`` holds for every program.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 Selection = Literal["none", "mask", "swizzle", "select"]
@@ -81,17 +82,26 @@ class Program:
     lines: tuple[Line, ...]
     target: str | None = None
 
-    @property
+    # Derived views are computed once per program (cached in the instance's __dict__, which
+    # leaves the frozen fields, equality and hashing alone), so that the checkers that consult
+    # them per line stay linear in the program's length.
+
+    @cached_property
     def declarations(self) -> tuple[Declaration, ...]:
         return tuple(x for x in self.lines if isinstance(x, Declaration))
 
-    @property
+    @cached_property
     def instructions(self) -> tuple[Instruction, ...]:
         return tuple(x for x in self.lines if isinstance(x, Instruction))
 
-    def declaration_of(self, register: str) -> Declaration | None:
-        """The declaration that declares ``register`` (``u0``, ``g1``), if any."""
+    @cached_property
+    def _declaration_by_register(self) -> dict[str, Declaration]:
+        found: dict[str, Declaration] = {}
         for decl in self.declarations:
-            if decl.register is not None and decl.register.register == register:
-                return decl
-        return None
+            if decl.register is not None:
+                found.setdefault(decl.register.register, decl)
+        return found
+
+    def declaration_of(self, register: str) -> Declaration | None:
+        """The (first) declaration that declares ``register`` (``u0``, ``g1``), if any."""
+        return self._declaration_by_register.get(register)

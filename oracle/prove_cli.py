@@ -11,6 +11,7 @@ from pathlib import Path
 
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.fileio import atomic_write_text
+from sm5.oracle.options import writable_file
 from sm5.oracle.proofs import DEFAULT_TIMEOUT_MS, canonical_json, results_to_json, run_all
 from sm5.oracle.spec import load_default, load_spec
 from sm5.oracle.theorems.base import STATUSES, TheoremResult
@@ -35,6 +36,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def run_prove(args: argparse.Namespace) -> int:
     if args.timeout_ms <= 0:
         raise Sm5Error(f"--timeout-ms must be positive, not {args.timeout_ms}")
+    if args.json is not None:
+        writable_file(args.json, "--json")
     spec = load_spec(args.spec) if args.spec else load_default()
     if args.instruction:
         for name in args.instruction:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sm5.oracle.errors import StateError
+from sm5.oracle.errors import StateError, shown
 
 U32 = 0xFFFFFFFF
 REGISTER_RE = re.compile(r"^r(\d+)$")
@@ -161,13 +161,13 @@ def register_accepts(expected: tuple[Accept, ...], observed: tuple[int, ...]) ->
 
 def _u32(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= U32:
-        raise StateError(f"expected an unsigned 32-bit integer, got {value!r}", where=where)
+        raise StateError(f"expected an unsigned 32-bit integer, got {shown(value)}", where=where)
     return value
 
 
 def resource_from_json(doc: Any, where: str) -> Resource:
     if not isinstance(doc, dict):
-        raise StateError(f"expected a resource object, got {doc!r}", where=where)
+        raise StateError(f"expected a resource object, got {shown(doc)}", where=where)
     allowed = {"kind", "data", "stride", "count", "format"}
     extra = sorted(set(doc) - allowed)
     if extra:
@@ -258,7 +258,7 @@ def accept_from_json(doc: Any, where: str) -> Accept:
             return Masked(_u32(doc["value"], where + ".value"), _u32(doc["mask"], where + ".mask"))
         if doc == {"f64": "nan"}:
             return F64Nan()
-        raise StateError(f"unknown acceptance set {doc!r}; expected an integer, null, "
+        raise StateError(f"unknown acceptance set {shown(doc)}; expected an integer, null, "
                          "{value, mask} or {f64: nan}", where=where)
     return _u32(doc, where)
 
@@ -289,7 +289,9 @@ def expected_from_json(doc: Any, where: str = "expect.state") -> ExpectedState:
     for key, value in doc.items():
         here = f"{where}.{key}"
         if key == "invocation":
-            invocation = str(value)
+            if not isinstance(value, str):
+                raise StateError("expected a string (active, helper, discarded)", where=here)
+            invocation = value
         elif REGISTER_RE.match(key):
             if not isinstance(value, list) or len(value) != 4:
                 raise StateError("expected a list of 4 acceptance sets", where=here)
@@ -303,9 +305,13 @@ def expected_from_json(doc: Any, where: str = "expect.state") -> ExpectedState:
                 raise StateError("expected null or a resource with a data list", where=here)
             words = tuple(accept_from_json(w, f"{here}.data[{i}]")
                           for i, w in enumerate(value["data"]))
+            numbers = {name: value.get(name, 0) for name in ("stride", "count")}
+            for name, number in numbers.items():
+                if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+                    raise StateError(f"field {name}: expected a non-negative integer",
+                                     where=here)
             resources[key] = ExpectedResource(str(value.get("kind")), words,
-                                              int(value.get("stride", 0)),
-                                              int(value.get("count", 0)),
+                                              numbers["stride"], numbers["count"],
                                               str(value.get("format", "")))
         else:
             raise StateError("unknown key; expected r#, u#, g#, t# or invocation", where=here)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from functools import cache
 from importlib import resources
@@ -11,7 +12,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from sm5.oracle.errors import SpecError
+from sm5.oracle.errors import SpecError, bounded
 
 _SafeBase: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -42,18 +43,71 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode,
 _UniqueKeyLoader.add_constructor(
     yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
+MAX_YAML_BYTES = 16 * 1024 * 1024
+"""Largest YAML file read (spec and expectations files are a few hundred kilobytes)."""
+MAX_SCHEMA_ERRORS = 100
+"""Schema errors collected before the best one is chosen and reported."""
+MAX_YAML_DEPTH = 64
+"""Deepest nesting of mappings and lists accepted (the schemas need fewer than ten levels)."""
+def _check_graph(root: yaml.Node) -> None:
+    """Refuse what lets a small file expand into a huge document: an alias that refers to a
+    mapping or list (the "billion laughs" bomb; aliases of scalars expand only linearly), and
+    nesting deeper than :data:`MAX_YAML_DEPTH`. Walks the node graph once, without recursion."""
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, int]] = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, yaml.CollectionNode):
+            continue
+        line = node.start_mark.line + 1
+        if id(node) in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"an alias refers to the mapping or list at line {line}: only "
+                "scalars may be aliased", node.start_mark)
+        seen.add(id(node))
+        if depth > MAX_YAML_DEPTH:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"nested deeper than {MAX_YAML_DEPTH} levels", node.start_mark)
+        children: list[yaml.Node] = []
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                children += (key, value)
+        else:
+            children = list(node.value)
+        stack.extend((child, depth + 1) for child in reversed(children))
+
+
+def _get_single_data(self: _UniqueKeyLoader) -> Any:
+    node = self.get_single_node()
+    if node is None:
+        return None
+    _check_graph(node)
+    return self.construct_document(node)
+
+
+_UniqueKeyLoader.get_single_data = _get_single_data
+
 
 def load_yaml(path: Path) -> Any:
     """Parse one YAML file; a syntax error becomes a SpecError naming file, line and column."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(f"cannot read: {exc}", where=str(path)) from None
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_YAML_BYTES + 1)
+    except OSError as exc:
+        raise SpecError(f"cannot read: {exc.strerror or exc}", where=str(path)) from None
+    if len(raw) > MAX_YAML_BYTES:
+        raise SpecError(f"larger than {MAX_YAML_BYTES} bytes; not read", where=str(path))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise SpecError(f"not UTF-8: byte 0x{raw[exc.start]:02x}",
+                        where=f"{path}:{line}") from None
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc)
+        problem = bounded(getattr(exc, "problem", None) or str(exc))
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         raise SpecError(f"YAML syntax error: {problem}", where=where) from None
 
@@ -77,8 +131,11 @@ def field_path(parts: Any) -> str:
 def validate(document: Any, schema_name: str, where: str) -> None:
     """Validate against a schema; the first error (by path) becomes one clear SpecError."""
     validator = jsonschema.Draft202012Validator(schema(schema_name))
-    errors = sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
+    # The first errors only: a document of a million bad items must not become a million errors.
+    found = itertools.islice(validator.iter_errors(document), MAX_SCHEMA_ERRORS)
+    errors = sorted(found, key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         best = jsonschema.exceptions.best_match(errors)
         assert best is not None
-        raise SpecError(f"field {field_path(best.absolute_path)}: {best.message}", where=where)
+        raise SpecError(f"field {bounded(field_path(best.absolute_path))}: "
+                        f"{bounded(best.message)}", where=where)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from sm5.oracle.options import writable_folder
 from sm5.oracle.spec import load_default, load_spec
 from sm5.reports.render import build_report
 
@@ -31,6 +32,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run_report(args: argparse.Namespace) -> int:
+    writable_folder(args.out, "--out")
     spec = load_spec(args.spec) if args.spec else load_default()
     path = build_report(args.out, spec=spec, vector_paths=args.vectors,
                         proofs_json=args.proofs, results_jsons=args.results,

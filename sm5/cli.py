@@ -1,18 +1,25 @@
 """``sm5``: the command line. Each package contributes subcommands through ``add_parser``.
 
-Exit codes: 0 success, 1 a check failed, 2 bad input (a malformed spec, vector, asm line, ...).
+Exit codes: 0 success, 1 a check failed, 2 bad input (a malformed spec, vector, asm line, an
+unusable option or output path), 3 an internal error (a defect of sm5 itself: one line on standard
+error; ``SM5_TRACEBACK=1`` prints the traceback too), 130 interrupted, 143 terminated.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import threading
+import traceback
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from sm5 import pipeline
 from sm5.conformance import cli as conformance_cli
 from sm5.oracle import dxbc_cli, exec_cli, prove_cli, spec_cli
-from sm5.oracle.errors import Sm5Error
+from sm5.oracle.errors import Sm5Error, bounded
 from sm5.reports import cli as reports_cli
 from sm5.vectors import cli as vectors_cli
 
@@ -40,9 +47,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+INTERNAL_ERROR = 3
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: raised in the main thread so that ``finally`` blocks clean up (part
+    files, worker processes) exactly as on Ctrl-C."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    on_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if on_main_thread else None
+    try:
+        return _run(args)
+    finally:
+        if on_main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         code: int = args.handler(args)
     except Sm5Error as exc:
@@ -51,4 +80,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("sm5: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("sm5: terminated", file=sys.stderr)
+        return 143
+    except Exception as exc:  # a defect of sm5, not of the input: its own exit code
+        if os.environ.get("SM5_TRACEBACK"):
+            traceback.print_exc()
+        where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        at = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
+        print(f"sm5: internal error{at}: {type(exc).__name__}: {bounded(str(exc))} (a defect "
+              "of sm5; SM5_TRACEBACK=1 shows the traceback)", file=sys.stderr)
+        return INTERNAL_ERROR
     return code

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sm5.conformance import cli as conformance_cli
-from sm5.conformance.implementations import Unavailable, resolve
+from sm5.conformance.implementations import Unavailable, check_name, resolve
 from sm5.conformance.run import (
     display_name,
     iter_selected,
@@ -28,6 +28,7 @@ from sm5.conformance.run import (
 from sm5.conformance.vkd3d.expectations_file import vkd3d_expectations
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.fileio import atomic_write_text
+from sm5.oracle.options import writable_folder
 from sm5.oracle.proofs import results_to_json, run_all
 from sm5.oracle.spec import load_default
 from sm5.reports import build_report
@@ -88,7 +89,9 @@ def _step(name: str, progress: Progress, body: Callable[[], tuple[bool, str]]) -
 
 
 def run_pipeline(args: argparse.Namespace) -> int:
-    out: Path = args.out
+    out: Path = writable_folder(args.out, "--out")
+    for name in args.impl or ():  # a name that cannot work fails now, not after the proofs
+        check_name(name)
     progress = Progress()
     steps: list[StepResult] = []
     proofs_json = out / "proofs.json"

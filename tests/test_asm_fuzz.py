@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -101,6 +102,7 @@ def test_text_of_grammar_characters(text: str) -> None:
     check_program(text)
 
 
+@pytest.mark.slow  # minutes: 2,000 programs of up to six mutated lines
 @FUZZ
 @given(st.lists(mutated(), min_size=1, max_size=6))
 def test_mutated_real_programs(lines: list[str]) -> None:

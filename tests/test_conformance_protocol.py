@@ -39,7 +39,8 @@ def test_plain_python_child_passes_every_vector_with_one_process() -> None:
     ("crash", "the implementation exited with code 3 before answering; stderr: fatal: cannot "
               "translate this instruction"),
     ("segfault", "the implementation was killed by signal SIGSEGV before answering"),
-    ("hang", "no reply within the time-out of 1 s; the implementation was stopped"),
+    ("hang", "time-out: no reply within 1 s (the per-vector limit 1 s); the implementation was "
+             "stopped"),
     ("garbage", "the reply is not JSON: 'Segmentation fault (core dumped)?'"),
     ("wrong-id", f"the reply answers id '{VICTIM}-other', not '{VICTIM}'"),
 ])

@@ -291,15 +291,20 @@ def test_dxbc_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert first.decode() == json.dumps(index, sort_keys=True, separators=(",", ":")) + "\n"
 
 
+def _file(*lines: str) -> str:
+    """A vector file: a complete header (the readers enforce its count), then ``lines``."""
+    header = {"format": "sm5-vectors/1", "instruction": "x", "spec_version": "0",
+              "generator": {}, "count": len(lines)}
+    return "".join(line + "\n" for line in (json.dumps(header), *lines))
+
+
 @pytest.mark.parametrize("content, message", [
     ('{"format": "other"}\n', "first line must be a header"),
-    ('{"format": "sm5-vectors/1"}\nnot json\n', "not JSON"),
-    ('{"format": "sm5-vectors/1"}\n' + json.dumps(_vector("../x", ["ret"], {}, ["defined"])),
-     "not a safe file name"),
-    ('{"format": "sm5-vectors/1"}\n' + json.dumps(_vector("a", ["bogus r0"], {}, ["defined"])),
-     "bogus"),
-    ('{"format": "sm5-vectors/1"}\n' + json.dumps(VECTORS[0]) + "\n" + json.dumps(VECTORS[0]),
-     "repeats"),
+    (_file("not json"), "not JSON"),
+    (_file(json.dumps(_vector("../x", ["ret"], {}, ["defined"]))), "not a safe file name"),
+    (_file(json.dumps(_vector("a", ["bogus r0"], {}, ["defined"]))), "bogus"),
+    (_file(json.dumps(VECTORS[0]), json.dumps(VECTORS[0])), "repeats"),
+    (_file(json.dumps(VECTORS[0]), json.dumps(VECTORS[0]))[:-1], "cut short"),
 ])
 def test_dxbc_export_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str,
                                message: str) -> None:

@@ -320,6 +320,7 @@ def assert_only_spec_errors(root: Path) -> None:
         assert exc.message
 
 
+@pytest.mark.slow  # minutes: 2,000 documents through the whole loader
 @settings(max_examples=FUZZ_EXAMPLES, deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(

@@ -52,6 +52,7 @@ def test_the_committed_golden_set_passes_every_check() -> None:
     assert report.files == len(SPEC.instructions)
 
 
+@pytest.mark.slow  # two minutes: the check with a full regeneration, twice
 def test_cli_check_exit_codes(copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["vectors", "check", "--dir", str(copy), "--no-regenerate",
                  "--regressions", str(copy / "none")]) == 0

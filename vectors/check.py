@@ -22,10 +22,11 @@ from typing import Any
 import jsonschema
 
 from sm5.oracle.errors import Sm5Error
+from sm5.oracle.jsonl import decode_line
 from sm5.oracle.spec import Spec, load_default
 from sm5.oracle.yamlio import schema
 from sm5.vectors.build import to_vector
-from sm5.vectors.format import FORMAT, Vector, canonical
+from sm5.vectors.format import FORMAT, Vector, VectorError, canonical
 from sm5.vectors.generate import MANIFEST, default_jobs, generate, spec_at
 from sm5.vectors.instances import Case
 
@@ -175,7 +176,7 @@ def check_file(path: Path, spec: Spec, *, oracle: bool = True) -> list[Problem]:
     """Schema, canonical form, unique ids, header count and (optionally) the oracle."""
     problems: list[Problem] = []
     try:
-        handle = path.open("r", encoding="utf-8", newline="")
+        handle = path.open("rb")
     except OSError as exc:
         return [Problem(str(path), f"cannot read: {exc.strerror}")]
     count = 0
@@ -183,11 +184,17 @@ def check_file(path: Path, spec: Spec, *, oracle: bool = True) -> list[Problem]:
     seen: dict[str, int] = {}
     previous = ""
     with handle:
-        for number, raw in enumerate(handle, start=1):
+        for number, raw_bytes in enumerate(handle, start=1):
             where = f"{path.name}:{number}"
             if len(problems) >= MAX_PER_FILE:
                 problems.append(Problem(path.name, "too many problems; the rest not shown"))
                 break
+            try:
+                raw = raw_bytes.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.append(Problem(where, f"not UTF-8: byte 0x{raw_bytes[exc.start]:02x}"))
+                count += number > 1
+                continue
             line_problems, vid, header_count = _check_line(raw, number, spec, oracle, seen)
             who = vid or (f"(the vector after {previous})" if previous and number > 1 else "")
             problems.extend(Problem(where, p, who) for p in line_problems)
@@ -211,9 +218,9 @@ def _check_line(raw: str, number: int, spec: Spec, oracle: bool, seen: dict[str,
     if not raw.endswith("\n"):
         return ["the line does not end in a newline"], vid, None
     try:
-        doc = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        return [f"not JSON: {exc.msg} at column {exc.colno}"], vid, None
+        doc = decode_line(raw.encode("utf-8"), "", VectorError)
+    except VectorError as exc:
+        return [exc.message], vid, None
     if canonical(doc) + "\n" != raw:
         problems = ["not canonical JSON (sorted keys, no spaces, one line)"]
     else:
@@ -227,14 +234,20 @@ def _check_line(raw: str, number: int, spec: Spec, oracle: bool, seen: dict[str,
         if doc["spec_version"] != spec.version:
             problems.append(f"spec_version {doc['spec_version']} but the spec is "
                             f"{spec.version}")
-        return problems, "", int(doc["count"])
+        count = doc["count"]
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            return [*problems, "header field count: expected a non-negative integer"], "", None
+        return problems, "", count
     bad = _schema_problem(doc, "vector")
     if bad:
         return [*problems, bad], vid, None
     if vid in seen:
         problems.append(f"id repeats line {seen[vid]}")
     seen[vid] = number
-    vector = Vector.from_json(doc, str(number))
+    try:
+        vector = Vector.from_json(doc, str(number))
+    except VectorError as exc:
+        return [*problems, exc.message], vid, None
     problems.extend(justification_problems(vector))
     if oracle:
         problems.extend(oracle_problems(vector, spec))

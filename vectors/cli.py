@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from sm5.oracle.options import OptionError, writable_folder
 from sm5.vectors.check import check
 from sm5.vectors.generate import DEFAULT_SEED, GOLDEN, PLANS, generate
 
@@ -26,8 +27,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     gen.add_argument("--level", type=int, choices=sorted(PLANS), default=1)
     gen.add_argument("--seed", type=int, default=DEFAULT_SEED)
     gen.add_argument("--out", type=Path, default=None,
-                     help=f"output folder (default: the golden folder for level 1, "
-                     f"{LEVEL2_OUT} for level 2)")
+                     help=f"output folder (default for level 2: {LEVEL2_OUT}; level 1 needs "
+                     "--out or --golden)")
+    gen.add_argument("--golden", action="store_true",
+                     help="replace the golden set of this source checkout (vectors/golden/); "
+                     "refused in an installed package")
     gen.set_defaults(handler=run_generate)
     chk = vsub.add_parser(
         "check", help="validate, re-run through the oracle, compare with the manifest and a "
@@ -42,8 +46,41 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     chk.set_defaults(handler=run_check)
 
 
+def source_checkout_golden() -> Path | None:
+    """The golden folder when this package runs from a source checkout (the project's
+    ``pyproject.toml`` beside ``vectors/``), else None: an installed package's golden set is
+    reference data that nothing writes."""
+    project = GOLDEN.parent.parent / "pyproject.toml"
+    try:
+        text = project.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return GOLDEN if 'name = "sm5-conformance"' in text else None
+
+
+def output_folder(args: argparse.Namespace) -> Path:
+    """Where generation writes; the golden set only when asked for with ``--golden``."""
+    if args.golden:
+        if args.out is not None or args.level != 1:
+            raise OptionError("--golden writes the level-1 golden set; it takes no --out and "
+                              "no --level 2")
+        golden = source_checkout_golden()
+        if golden is None:
+            raise OptionError("--golden: this is an installed package, not a source checkout; "
+                              "its golden set is never replaced (use --out DIR)")
+        return golden
+    if args.out is None:
+        if args.level == 1:
+            raise OptionError("level 1 needs --out DIR, or --golden to replace the golden set "
+                              "of a source checkout")
+        return LEVEL2_OUT
+    if args.out.resolve() == GOLDEN.resolve() and source_checkout_golden() is None:
+        raise OptionError(f"--out {args.out}: the installed golden set is never replaced")
+    return Path(args.out)
+
+
 def run_generate(args: argparse.Namespace) -> int:
-    out = args.out or (GOLDEN if args.level == 1 else LEVEL2_OUT)
+    out = writable_folder(output_folder(args), "--out")
     start = time.monotonic()
     reports = generate(out, level=args.level, seed=args.seed,
                        progress=sys.stderr if sys.stderr.isatty() else None)

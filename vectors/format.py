@@ -12,12 +12,13 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from sm5.oracle.errors import Sm5Error
+from sm5.oracle.errors import Sm5Error, StateError, bounded
 from sm5.oracle.fileio import publish
-
-FORMAT = "sm5-vectors/1"
+from sm5.oracle.jsonl import FORMAT as FORMAT
+from sm5.oracle.jsonl import check_header, decode_line, read_lines
+from sm5.oracle.state import expected_from_json, state_from_json
 
 
 class VectorError(Sm5Error):
@@ -73,6 +74,7 @@ class Vector:
 
     @classmethod
     def from_json(cls, doc: Any, where: str) -> Vector:
+        """Check every field's shape, so that no reader meets a value of the wrong type."""
         if not isinstance(doc, dict):
             raise VectorError("expected a vector object", where=where)
         required = ("id", "program", "target", "runtime", "state", "expect")
@@ -82,61 +84,70 @@ class Vector:
         allowed = {*required, "clauses", "flags", "reason", "provenance"}
         extra = sorted(set(doc) - allowed)
         if extra:
-            raise VectorError(f"unknown field(s) {', '.join(extra)}", where=where)
+            raise VectorError(f"unknown field(s) {bounded(', '.join(extra))}", where=where)
         program = doc["program"]
         if not isinstance(program, list) or not all(isinstance(x, str) for x in program):
             raise VectorError("field program: expected a list of asm lines", where=where)
-        for key in ("id", "target", "runtime"):
-            if not isinstance(doc[key], str):
+        for key in ("id", "target", "runtime", "reason"):
+            if not isinstance(doc.get(key, ""), str):
                 raise VectorError(f"field {key}: expected a string", where=where)
-        if not isinstance(doc["state"], dict) or not isinstance(doc["expect"], dict):
-            raise VectorError("fields state and expect: expected objects", where=where)
+        clauses = _strings(doc, "clauses", where)
+        flags = _strings(doc, "flags", where)
+        provenance = doc.get("provenance")
+        if provenance is not None and not isinstance(provenance, dict):
+            raise VectorError("field provenance: expected an object", where=where)
+        try:
+            state_from_json(doc["state"], where="state")
+        except StateError as exc:
+            raise VectorError(f"field {exc.where}: {exc.message}", where=where) from None
+        _check_expect(doc["expect"], where)
         return cls(doc["id"], tuple(program), doc["target"], doc["runtime"], doc["state"],
-                   doc["expect"], tuple(doc.get("clauses", ())), tuple(doc.get("flags", ())),
-                   str(doc.get("reason", "")), doc.get("provenance"))
+                   doc["expect"], clauses, flags, doc.get("reason", ""), provenance)
 
 
-def parse_header(line: str, where: str) -> Header:
-    try:
-        doc = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise VectorError(f"header is not JSON: {exc.msg}", where=where) from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise VectorError(f"first line must be a header with \"format\": \"{FORMAT}\"",
+def _strings(doc: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = doc.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise VectorError(f"field {key}: expected a list of strings", where=where)
+    return tuple(value)
+
+
+def _check_expect(expect: Any, where: str) -> None:
+    if not isinstance(expect, dict):
+        raise VectorError("field expect: expected an object", where=where)
+    outcomes = _strings(expect, "outcomes", where + ": expect")
+    if not outcomes:
+        raise VectorError("field expect.outcomes: expected a non-empty list", where=where)
+    if list(outcomes) == ["rejected"]:
+        if not isinstance(expect.get("rule"), str):
+            raise VectorError("field expect.rule: a rejected vector names its rule",
+                              where=where)
+        return
+    allowed_by = expect.get("allowed_by", {})
+    if not isinstance(allowed_by, dict) or not all(
+            isinstance(v, list) and all(isinstance(c, str) for c in v)
+            for v in allowed_by.values()):
+        raise VectorError("field expect.allowed_by: expected an object of clause id lists",
                           where=where)
     try:
-        return Header(str(doc["instruction"]), str(doc["spec_version"]), dict(doc["generator"]),
-                      int(doc["count"]))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise VectorError(f"header field {exc} missing or malformed", where=where) from None
+        expected_from_json(expect.get("state"), where="expect.state")
+    except StateError as exc:
+        raise VectorError(f"field {exc.where}: {exc.message}", where=where) from None
+
+
+def parse_header(line: str | bytes, where: str) -> Header:
+    raw = line.encode("utf-8") if isinstance(line, str) else line
+    doc = check_header(decode_line(raw, where, VectorError), where, VectorError)
+    return Header(doc["instruction"], doc["spec_version"], dict(doc["generator"]), doc["count"])
 
 
 def read_file(path: Path) -> tuple[Header, Iterator[Vector]]:
-    """The header and a lazy iterator over the vectors of one file (memory stays flat)."""
-    try:
-        handle = path.open("r", encoding="utf-8")
-    except OSError as exc:
-        raise VectorError(f"cannot read: {exc.strerror}", where=str(path)) from None
-    first = handle.readline()
-    if not first:
-        handle.close()
-        raise VectorError("empty file; expected a header line", where=f"{path}:1")
-    header = parse_header(first, f"{path}:1")
-    return header, _iter_lines(handle, path)
-
-
-def _iter_lines(handle: TextIO, path: Path) -> Iterator[Vector]:
-    with handle:
-        for number, line in enumerate(handle, start=2):
-            where = f"{path}:{number}"
-            if not line.strip():
-                raise VectorError("blank line", where=where)
-            try:
-                doc = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise VectorError(f"not JSON: {exc.msg} at column {exc.colno}",
-                                  where=where) from None
-            yield Vector.from_json(doc, where)
+    """The header and a lazy iterator over the vectors of one file (memory stays flat); the
+    header's ``count`` is enforced (``sm5.oracle.jsonl``)."""
+    doc, lines = read_lines(path, VectorError)
+    header = Header(doc["instruction"], doc["spec_version"], dict(doc["generator"]),
+                    doc["count"])
+    return header, (Vector.from_json(value, where) for where, value in lines)
 
 
 def iter_vectors(paths: Iterable[Path]) -> Iterator[tuple[Path, Vector]]:

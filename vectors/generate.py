@@ -14,16 +14,17 @@ import json
 import multiprocessing
 import os
 import shutil
+import signal
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from sm5.oracle.fileio import atomic_write_text
+from sm5.oracle.fileio import atomic_write_text, publish
 from sm5.oracle.spec import Spec, default_root, load_default, load_spec
 from sm5.vectors.build import to_vector
 from sm5.vectors.format import FORMAT, Header, canonical
@@ -235,7 +236,7 @@ def assemble_file(path: Path, header: Header, parts: Sequence[UnitResult]) -> Fi
             for p in parts:
                 with open(p.path, "rb") as src:
                     shutil.copyfileobj(src, out, 1 << 20)
-        os.replace(tmp, path)
+        publish(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -287,6 +288,35 @@ def generate(out: Path, *, level: int = 1, seed: int = DEFAULT_SEED, spec: Spec 
     plan = plan or PLANS[level]
     names = sorted(spec.instructions) if instructions is None else list(instructions)
     out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=out, prefix=".generate."))
+    try:
+        reports = _generate_into(staging, spec, plan, names, level, seed, instructions,
+                                 progress, jobs, on_progress)
+        _move_in(staging, out, [f"{name}.jsonl" for name in names] + [MANIFEST])
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return reports
+
+
+def _move_in(staging: Path, out: Path, names: Sequence[str]) -> None:
+    """Move the finished files from ``staging`` into ``out``, the manifest last, with SIGINT
+    and SIGTERM held back meanwhile: an interrupted run leaves every file or none."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    blocked = threading.current_thread() is threading.main_thread()
+    if blocked:
+        signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        for name in names:
+            publish(str(staging / name), out / name)
+    finally:
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+
+
+def _generate_into(out: Path, spec: Spec, plan: Plan, names: list[str], level: int, seed: int,
+                   instructions: Sequence[str] | None, progress: TextIO | None,
+                   jobs: int | None, on_progress: Callable[[int], None] | None
+                   ) -> list[FileReport]:
     work = units(spec, names, plan)
     jobs = jobs or default_jobs()
     counters = multiprocessing.RawArray("q", len(work))
@@ -331,29 +361,43 @@ def generate(out: Path, *, level: int = 1, seed: int = DEFAULT_SEED, spec: Spec 
     return reports
 
 
+def _init_pool_worker(counters: Any) -> None:
+    """A worker leaves Ctrl-C to its parent (which stops the pool) and dies on SIGTERM."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _init_worker(counters)
+
+
 def _run_parallel(spec: Spec, work: Sequence[Unit], counters: Any, jobs: int, plan: Plan,
                   seed: int, out: Path, results: dict[Unit, UnitResult],
                   bar: Progress | None, names: Sequence[str],
                   on_progress: Callable[[int], None] | None) -> None:
+    """Run the units on a pool of ``jobs`` processes. On any exception (a failed unit, Ctrl-C,
+    SIGTERM) the workers are terminated and joined before it propagates, so none is left
+    behind; the caller removes the folder holding their part files."""
     context = multiprocessing.get_context("fork" if "fork" in
                                           multiprocessing.get_all_start_methods() else "spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
-                             initargs=(counters,)) as pool:
-        futures = {pool.submit(_unit_job, spec.root, unit, slot, plan, seed, str(out)): unit
+    pool = context.Pool(processes=jobs, initializer=_init_pool_worker, initargs=(counters,))
+    try:
+        pending = {unit: pool.apply_async(_unit_job, (spec.root, unit, slot, plan, seed,
+                                                      str(out)))
                    for slot, unit in enumerate(work)}
-        pending = set(futures)
-        try:
-            while pending:
-                done, pending = wait(pending, timeout=0.25, return_when=FIRST_EXCEPTION)
-                for future in done:
-                    results[futures[future]] = future.result()
-                if bar is not None:
-                    finished = sum(1 for n in names if all(
-                        u in results for u in work if u.instruction == n))
-                    bar.show(sum(counters), finished, len(names))
-                if on_progress is not None:
-                    on_progress(sum(counters))
-        except BaseException:
-            for future in pending:
-                future.cancel()
-            raise
+        while pending:
+            for unit, job in list(pending.items()):
+                if job.ready():
+                    results[unit] = job.get()
+                    del pending[unit]
+            if pending:
+                next(iter(pending.values())).wait(0.25)
+            if bar is not None:
+                finished = sum(1 for n in names if all(
+                    u in results for u in work if u.instruction == n))
+                bar.show(sum(counters), finished, len(names))
+            if on_progress is not None:
+                on_progress(sum(counters))
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()

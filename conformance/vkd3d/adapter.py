@@ -27,6 +27,8 @@ vkd3d-shader, dispatch one thread group on lavapipe, decode the final state.
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -60,6 +62,7 @@ from sm5.oracle.dxbc import program_to_dxbc
 from sm5.oracle.errors import NotExpressible, Sm5Error
 from sm5.oracle.executor import execute
 from sm5.oracle.harness import Harness, build_harness, decode_state
+from sm5.oracle.options import positive_seconds
 from sm5.oracle.program import Program
 from sm5.oracle.state import MachineState, state_from_json, state_to_json
 from sm5.vectors.format import Vector
@@ -78,6 +81,11 @@ UNTYPED_VIEW_FORMAT: TexelFormat = "r32_uint"
 _SHOWN_CANARIES = 4
 #: Translated harness programs kept (the golden set has about 2,000 distinct ones).
 MAX_COMPILED = 8192
+#: The execution limit of an isolated dispatch, in seconds (``SM5_VKD3D_TIMEOUT`` sets it).
+EXECUTION_LIMIT_S = DEFAULT_TIMEOUT_S
+#: A forked child compiles the shader again (from Mesa's disk cache when it can), possibly on a
+#: busier machine: its limit adds this many times the compile time measured in process.
+COMPILE_MARGIN = 3.0
 #: Pipelines the lavapipe runner keeps (llvmpipe's compiled code; Mesa's disk cache backs it).
 MAX_PIPELINES = 4096
 
@@ -157,7 +165,7 @@ class Vkd3dLavapipe:
         translator: Translator,
         *,
         uav: UavMode = "texel",
-        isolation_timeout: float = DEFAULT_TIMEOUT_S,
+        isolation_timeout: float | None = None,
         runner: VulkanRunner | None = None,
     ) -> None:
         self.translator = translator
@@ -165,9 +173,12 @@ class Vkd3dLavapipe:
         self._runner = runner if runner is not None else VulkanRunner(max_pipelines=MAX_PIPELINES)
         self.device = self._runner.device_name
         self.version = f"{translator.name} {translator.version()} on {self.device}"
+        self.execution_limit = isolation_timeout if isolation_timeout is not None \
+            else execution_limit_from_environment()
         self._isolated = IsolatedRunner(
-            robust_buffer_access=self._runner.robust_buffer_access, timeout=isolation_timeout
+            robust_buffer_access=self._runner.robust_buffer_access, timeout=self.execution_limit
         )
+        self._compile_seconds: dict[bytes, float] = {}
         self._compiled: OrderedDict[Program, Compiled | Result] = OrderedDict()
         self.isolated_runs = 0
 
@@ -262,10 +273,11 @@ class Vkd3dLavapipe:
         spirv, bindings = prepared.compiled.spirv, list(prepared.bindings)
         if prepared.isolated:
             self.isolated_runs += 1
+            limit, why = self._isolated_limit(spirv, bindings)
             try:
-                return self._isolated.run(spirv, bindings)
+                return self._isolated.run(spirv, bindings, timeout=limit)
             except ChildFailed as exc:
-                raise _Skip(Result.error(exc.reason)) from None
+                raise _Skip(Result.error(f"{exc.reason} ({why})")) from None
         try:
             return self._runner.run(spirv, bindings)
         except VulkanRunError as exc:
@@ -273,6 +285,25 @@ class Vkd3dLavapipe:
             raise _Skip(Result.error(f"lavapipe failed: {exc}")) from None
         except (SpirvError, ValueError) as exc:
             raise _Skip(Result.error(f"lavapipe refused the shader: {exc}")) from None
+
+    def _isolated_limit(self, spirv: bytes, bindings: Sequence[BufferBinding]
+                        ) -> tuple[float, str]:
+        """The time limit of an isolated dispatch, and how it was made: the execution limit
+        plus a margin over the compile time, measured once per shader by compiling it in this
+        process (where a compile cannot crash: only running an out-of-bounds ``g#`` access
+        can). So a large shader on a busy machine gets the time its compile takes there, and
+        the limit measures the work, not the clock."""
+        key = hashlib.sha256(spirv).digest()
+        seconds = self._compile_seconds.get(key)
+        if seconds is None:
+            try:
+                seconds = self._runner.compile(spirv, list(bindings))
+            except (VulkanRunError, SpirvError, ValueError):
+                seconds = 0.0  # the child reports the failure itself
+            self._compile_seconds[key] = seconds
+        limit = self.execution_limit + COMPILE_MARGIN * seconds
+        return limit, (f"limit {limit:.0f} s: {self.execution_limit:g} s to execute + "
+                       f"{COMPILE_MARGIN:g} x {seconds:.1f} s compile measured in process")
 
     def _renew_runner(self) -> None:
         """A failed Vulkan call may leave the device unusable: start the next vector afresh."""
@@ -295,6 +326,14 @@ class Vkd3dLavapipe:
         except Sm5Error as exc:
             return Result.error(f"cannot decode the final state: {exc}")
         return Result.of_state(state_to_json(final))
+
+
+def execution_limit_from_environment() -> float:
+    """``SM5_VKD3D_TIMEOUT`` (seconds, finite and above 0), else :data:`EXECUTION_LIMIT_S`."""
+    text = os.environ.get("SM5_VKD3D_TIMEOUT", "")
+    if not text:
+        return EXECUTION_LIMIT_S
+    return positive_seconds(text, "SM5_VKD3D_TIMEOUT")
 
 
 class TargetUnavailable(Sm5Error):

@@ -185,16 +185,17 @@ class IsolatedRunner:
         spirv: bytes,
         bindings: Sequence[BufferBinding],
         groups: tuple[int, int, int] = (1, 1, 1),
+        timeout: float | None = None,
     ) -> list[RunOutput]:
-        request = encode_request(
-            bytes(spirv), bindings, groups, self.robust_buffer_access, self.timeout
-        )
+        """One dispatch in a forked child; ``timeout`` overrides the runner's own limit."""
+        limit = self.timeout if timeout is None else timeout
+        request = encode_request(bytes(spirv), bindings, groups, self.robust_buffer_access, limit)
         proc = self._zygote()
         assert proc.stdin is not None
         try:
             proc.stdin.write(request)
             proc.stdin.flush()
-            line = self._read_line(proc, time.monotonic() + self.timeout + ZYGOTE_MARGIN_S)
+            line = self._read_line(proc, time.monotonic() + limit + ZYGOTE_MARGIN_S)
         except (OSError, ChildFailed) as exc:
             reason = exc.reason if isinstance(exc, ChildFailed) else str(exc)
             raise ChildFailed(self._abandon(reason)) from None

@@ -27,6 +27,7 @@ import hashlib
 import importlib.util
 import os
 import platform
+import time
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
@@ -430,6 +431,20 @@ class VulkanRunner:
             self._broken = f"dispatch failed with {exc!r}; the runner cannot be reused"
             raise VulkanRunError(self._broken) from exc
         return [self._read_back(b, p) for b, p in zip(bindings, placements, strict=True)]
+
+    def compile(self, spirv: bytes, bindings: Sequence[BufferBinding], entry: str = "main"
+                ) -> float:
+        """Create (or find cached) the compute pipeline of ``spirv`` without dispatching it;
+        the seconds it took (next to nothing when it was cached). Also fills Mesa's disk cache, so
+        a child process that compiles the same shader next finds it there."""
+        self._check_usable()
+        code = self._check_arguments(spirv, bindings, entry, (1, 1, 1))
+        started = time.perf_counter()
+        try:
+            self._pipeline(code, entry, bindings)
+        except self._vk.VkError as exc:
+            raise VulkanRunError(f"Vulkan call failed: {exc!r}") from exc
+        return time.perf_counter() - started
 
     def close(self) -> None:
         """Destroy every Vulkan object; the runner is unusable afterwards."""
