@@ -10,12 +10,14 @@ from typing import Any
 from sm5.conformance.compare import Verdict
 from sm5.conformance.expectations import load_expectations
 from sm5.conformance.implementations import resolve
+from sm5.conformance.junit import write_junit
 from sm5.conformance.mutants import MUTANTS
 from sm5.conformance.protocol import DEFAULT_TIMEOUT
 from sm5.conformance.run import (
     RunReport,
     display_name,
     iter_selected,
+    parse_select,
     parse_shard,
     results_text,
     run,
@@ -45,6 +47,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                          help="expectations file (YAML) of known divergences")
     conform.add_argument("--json", type=Path, default=None, metavar="PATH",
                          help="write the results JSON here")
+    conform.add_argument("--junit", type=Path, default=None, metavar="FILE",
+                         help="write JUnit XML here (classname: instruction.category, name: "
+                         "vector id)")
+    conform.add_argument("--select", action="append", default=None, metavar="IDS",
+                         help="only these vector ids or fnmatch globs (repeat or separate with "
+                         "commas), e.g. '<instruction>/boundary/*'")
     conform.add_argument("--shard", default=None, metavar="I/N",
                          help="run only shard I of N (1-based)")
     conform.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
@@ -56,7 +64,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     mutants = sub.add_parser(
         "mutants", help="run every bundled mutant and print the kill rate",
         description="Run each mutant (a plausible implementation bug) on the vectors. A mutant "
-        "is killed when at least one vector fails on it. Exit 1 below 100%%.")
+        "is killed when at least one vector fails on it. Exit 1 below 100 percent.")
     _vectors_option(mutants)
     mutants.add_argument("--json", type=Path, default=None, metavar="PATH",
                          help="write the kill matrix as JSON here")
@@ -74,10 +82,13 @@ def run_conform(args: argparse.Namespace) -> int:
     expectations = load_expectations(args.expect)
     shard = parse_shard(args.shard)
     files = vector_files(args.vectors)
-    impl = resolve(args.impl, timeout=args.timeout, capabilities=caps)
-    report = run(impl, files, expectations, shard)
+    impl = resolve(args.impl, timeout=args.timeout, capabilities=caps,
+                   search_path=(Path.cwd(),))
+    report = run(impl, files, expectations, shard, select=parse_select(args.select))
     if args.json is not None:
         write_results(args.json, report)
+    if args.junit is not None:
+        write_junit(args.junit, report)
     print(summary(report))
     return 1 if report.failed else 0
 

@@ -149,11 +149,11 @@ class SubprocessImplementation:
             return result
         except _Timeout:
             self._kill()
-            return Result.error(f"no reply within the time-out of {allowed:g} s; the "
+            return Result.timeout(f"no reply within the time-out of {allowed:g} s; the "
                                 f"implementation was stopped{self._stderr_since(mark)}")
         except _Exited:
             code = self._reap(proc)
-            return Result.error(f"the implementation {code} before answering"
+            return Result.crash(f"the implementation {code} before answering"
                                 f"{self._stderr_since(mark)}")
         except _Garbled as exc:
             self._kill()

@@ -12,6 +12,7 @@ verdicts into a results document (JSON, deterministic: sorted, no timings, no ti
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -108,18 +109,36 @@ def display_name(file: Path) -> str:
         return str(file)
 
 
-def iter_selected(files: Iterable[Path], shard: Shard | None = None
-                  ) -> Iterator[tuple[Path, int, Vector]]:
-    """(file, line number, vector) of every selected vector, in file order; ids must be unique."""
+def parse_select(values: Iterable[str] | None) -> tuple[str, ...]:
+    """Vector ids or fnmatch globs from repeated and/or comma-separated option values."""
+    return tuple(p.strip() for v in values or () for p in v.split(",") if p.strip())
+
+
+def selected_by(vector_id: str, patterns: Sequence[str]) -> bool:
+    """Whether ``vector_id`` is one of ``patterns`` (exact ids or fnmatch globs); no patterns:
+    every vector."""
+    return not patterns or any(fnmatch.fnmatchcase(vector_id, p) for p in patterns)
+
+
+def iter_selected(files: Iterable[Path], shard: Shard | None = None,
+                  select: Sequence[str] = ()) -> Iterator[tuple[Path, int, Vector]]:
+    """(file, line number, vector) of every selected vector, in file order; ids must be unique.
+    A ``select`` that matches no vector at all is an error (a mistyped id or glob)."""
     seen: set[str] = set()
+    matched = False
     for file in files:
         _, vectors = read_file(file)
         for line, vector in enumerate(vectors, start=2):
             if vector.id in seen:
                 raise VectorError(f"duplicate vector id {vector.id!r}", where=f"{file}:{line}")
             seen.add(vector.id)
+            if not selected_by(vector.id, select):
+                continue
+            matched = True
             if shard is None or shard.holds(vector.id):
                 yield file, line, vector
+    if select and not matched:
+        raise RunError(f"no vector id matches {', '.join(select)}", where="--select")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -196,12 +215,13 @@ def write_results(path: Path, report: RunReport) -> None:
 
 def run(impl: Implementation, paths: Sequence[Path] | None = None,
         expectations: Expectations = NONE, shard: Shard | None = None,
-        progress: Callable[[str, Verdict], None] | None = None) -> RunReport:
+        progress: Callable[[str, Verdict], None] | None = None,
+        select: Sequence[str] = ()) -> RunReport:
     """Run every selected vector on ``impl``; the implementation is closed at the end."""
     files = vector_files(paths)
     report = RunReport(impl.name, tuple(display_name(f) for f in files), shard)
     try:
-        for _, _, vector in iter_selected(files, shard):
+        for _, _, vector in iter_selected(files, shard, select):
             verdict = run_vector(impl, vector, expectations)
             report.add(vector.id, verdict)
             if progress is not None:
