@@ -19,6 +19,7 @@ from sm5.conformance.run import (
     iter_selected,
     parse_select,
     parse_shard,
+    planned_count,
     results_text,
     run,
     run_vector,
@@ -26,6 +27,7 @@ from sm5.conformance.run import (
     write_results,
 )
 from sm5.oracle.fileio import atomic_write_text
+from sm5.progress import Progress
 from sm5.vectors.format import Vector
 
 MUTANTS_FORMAT = "sm5-mutants/1"
@@ -59,6 +61,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                          help="per-vector time-out of a cmd: implementation")
     conform.add_argument("--capabilities", default=None, metavar="LIST",
                          help="capabilities (executes, validates; comma-separated)")
+    _quiet_option(conform)
     conform.set_defaults(handler=run_conform)
 
     mutants = sub.add_parser(
@@ -68,7 +71,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     _vectors_option(mutants)
     mutants.add_argument("--json", type=Path, default=None, metavar="PATH",
                          help="write the kill matrix as JSON here")
+    _quiet_option(mutants)
     mutants.set_defaults(handler=run_mutants)
+
+
+def _quiet_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress on standard error (a bar on a terminal, else a "
+                        "status line every few seconds)")
 
 
 def _vectors_option(parser: argparse.ArgumentParser) -> None:
@@ -84,7 +94,11 @@ def run_conform(args: argparse.Namespace) -> int:
     files = vector_files(args.vectors)
     impl = resolve(args.impl, timeout=args.timeout, capabilities=caps,
                    search_path=(Path.cwd(),))
-    report = run(impl, files, expectations, shard, select=parse_select(args.select))
+    select = parse_select(args.select)
+    with Progress(f"conform {impl.name}", planned_count(files, shard, select),
+                  quiet=args.quiet) as progress:
+        report = run(impl, files, expectations, shard, lambda _id, _verdict: progress.update(),
+                     select)
     if args.json is not None:
         write_results(args.json, report)
     if args.junit is not None:
@@ -113,12 +127,15 @@ def summary(report: RunReport) -> str:
 # Mutants
 
 
-def kill_matrix(vectors: Sequence[Vector]) -> dict[str, list[str]]:
+def kill_matrix(vectors: Sequence[Vector], progress: Progress | None = None
+                ) -> dict[str, list[str]]:
     """For every mutant, the ids of the vectors that fail on it (sorted)."""
     matrix: dict[str, list[str]] = {}
     for name, cls in MUTANTS.items():
         mutant = cls()
         matrix[name] = sorted(v.id for v in vectors if _kills(run_vector(mutant, v)))
+        if progress is not None:
+            progress.update(len(vectors))
     return matrix
 
 
@@ -142,7 +159,9 @@ def _first_line(doc: str | None) -> str:
 def run_mutants(args: argparse.Namespace) -> int:
     files = vector_files(args.vectors)
     vectors = [v for _, _, v in iter_selected(files)]
-    matrix = kill_matrix(vectors)
+    with Progress("mutants", len(vectors) * len(MUTANTS), unit="runs",
+                  quiet=args.quiet) as progress:
+        matrix = kill_matrix(vectors, progress)
     width = max(len(n) for n in matrix)
     print(f"{'mutant':<{width}}  killed  vectors  first killing vectors")
     for name, ids in sorted(matrix.items()):

@@ -26,7 +26,7 @@ from sm5.conformance.expectations import NONE, Expectations
 from sm5.conformance.interface import Closeable, Implementation, Result
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.fileio import atomic_write_text
-from sm5.vectors.format import Vector, VectorError, read_file
+from sm5.vectors.format import Vector, VectorError, read_file, read_header
 
 RESULTS_FORMAT = "sm5-results/1"
 DIFF_LIMIT = 50  # diff lines kept per vector in the results document
@@ -118,6 +118,15 @@ def selected_by(vector_id: str, patterns: Sequence[str]) -> bool:
     """Whether ``vector_id`` is one of ``patterns`` (exact ids or fnmatch globs); no patterns:
     every vector."""
     return not patterns or any(fnmatch.fnmatchcase(vector_id, p) for p in patterns)
+
+
+def planned_count(files: Iterable[Path], shard: Shard | None = None,
+                  select: Sequence[str] = ()) -> int | None:
+    """How many vectors a run will judge, from the files' header counts; None when a shard or a
+    selection makes it unknown before the run."""
+    if shard is not None or select:
+        return None
+    return sum(read_header(file).count for file in files)
 
 
 def iter_selected(files: Iterable[Path], shard: Shard | None = None,

@@ -111,6 +111,20 @@ def parse_header(line: str, where: str) -> Header:
         raise VectorError(f"header field {exc} missing or malformed", where=where) from None
 
 
+def read_header(path: Path) -> Header:
+    """The header of one vector file (its first line only)."""
+    try:
+        with path.open("r", encoding="utf-8") as handle:
+            first = handle.readline()
+    except OSError as exc:
+        raise VectorError(f"cannot read: {exc.strerror}", where=str(path)) from None
+    except UnicodeDecodeError:
+        raise VectorError("header is not UTF-8", where=f"{path}:1") from None
+    if not first:
+        raise VectorError("empty file; expected a header line", where=f"{path}:1")
+    return parse_header(first, f"{path}:1")
+
+
 def read_file(path: Path) -> tuple[Header, Iterator[Vector]]:
     """The header and a lazy iterator over the vectors of one file (memory stays flat)."""
     try:
