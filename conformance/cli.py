@@ -67,7 +67,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     mutants = sub.add_parser(
         "mutants", help="run every bundled mutant and print the kill rate",
         description="Run each mutant (a plausible implementation bug) on the vectors. A mutant "
-        "is killed when at least one vector fails on it. Exit 1 below 100 percent.")
+        "is killed when at least one vector fails on it. Exit 1 below 100%.")
     _vectors_option(mutants)
     mutants.add_argument("--json", type=Path, default=None, metavar="PATH",
                          help="write the kill matrix as JSON here")

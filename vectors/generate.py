@@ -15,13 +15,12 @@ import multiprocessing
 import os
 import shutil
 import tempfile
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from sm5.oracle.fileio import atomic_write_text
 from sm5.oracle.spec import Spec, default_root, load_default, load_spec
@@ -55,6 +54,7 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 SYSTEMATIC_ESTIMATE = 2500
 
 
+
 @dataclass(frozen=True)
 class Plan:
     """What a level generates: the state budget of its systematic part, how many random cases
@@ -70,6 +70,11 @@ class Plan:
 RANDOM_BUDGET = Budget(max_words=256)
 PLANS = {1: Plan(1, LEVEL_BUDGETS[1], 300, RANDOM_BUDGET),
          2: Plan(2, LEVEL_BUDGETS[2], 340_000, RANDOM_BUDGET)}
+
+
+def expected_count(instructions: int, plan: Plan) -> int:
+    """A rough count of the vectors a level makes (progress only; the real count may differ)."""
+    return instructions * (SYSTEMATIC_ESTIMATE + plan.random_cases)
 
 
 
@@ -246,42 +251,20 @@ def assemble_file(path: Path, header: Header, parts: Sequence[UnitResult]) -> Fi
     return FileReport(path.name, count, sha, size, dict(outcomes))
 
 
-class Progress:
-    """A one-line progress bar on a terminal: vectors made, rate, estimated share done."""
-
-    def __init__(self, stream: TextIO, expected: int) -> None:
-        self.stream = stream
-        self.expected = max(expected, 1)
-        self.start = time.monotonic()
-
-    def show(self, count: int, done_files: int, files: int) -> None:
-        share = min(count / self.expected, 1.0)
-        bar = "#" * int(share * 30)
-        rate = count / max(time.monotonic() - self.start, 1e-9)
-        self.stream.write(f"\r[{bar:<30}] {count:>9} vectors {rate:>7.0f}/s  "
-                          f"{done_files}/{files} files")
-        self.stream.flush()
-
-    def finish(self, count: int, files: int) -> None:
-        self.expected = count
-        self.show(count, files, files)
-        self.stream.write("\n")
-        self.stream.flush()
-
-
 def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
 def generate(out: Path, *, level: int = 1, seed: int = DEFAULT_SEED, spec: Spec | None = None,
-             instructions: Sequence[str] | None = None, progress: TextIO | None = None,
+             instructions: Sequence[str] | None = None,
              jobs: int | None = None, on_progress: Callable[[int], None] | None = None,
              plan: Plan | None = None) -> list[FileReport]:
     """Write one ``<instruction>.jsonl`` per instruction and ``MANIFEST.json`` into ``out``.
 
     The work is split in units (a file's systematic part, its random chunks) run on ``jobs``
     processes; each unit streams to a part file, and the parts are joined in order, so memory
-    stays flat and the output does not depend on ``jobs``.
+    stays flat and the output does not depend on ``jobs``. ``on_progress`` receives the number
+    of vectors made so far, a few times a second.
     """
     spec = spec or load_default()
     plan = plan or PLANS[level]
@@ -290,21 +273,16 @@ def generate(out: Path, *, level: int = 1, seed: int = DEFAULT_SEED, spec: Spec 
     work = units(spec, names, plan)
     jobs = jobs or default_jobs()
     counters = multiprocessing.RawArray("q", len(work))
-    expected = len(names) * SYSTEMATIC_ESTIMATE + plan.random_cases * len(names)
-    bar = Progress(progress, expected) if progress is not None else None
     results: dict[Unit, UnitResult] = {}
     try:
         if jobs == 1:
             _init_worker(counters)
             for slot, unit in enumerate(work):
                 results[unit] = run_unit(spec, unit, slot, plan, seed, out)
-                if bar is not None:
-                    bar.show(sum(counters), 0, len(names))
                 if on_progress is not None:
                     on_progress(sum(counters))
         else:
-            _run_parallel(spec, work, counters, jobs, plan, seed, out, results, bar, names,
-                          on_progress)
+            _run_parallel(spec, work, counters, jobs, plan, seed, out, results, on_progress)
     except BaseException:
         for r in results.values():
             Path(r.path).unlink(missing_ok=True)
@@ -320,8 +298,6 @@ def generate(out: Path, *, level: int = 1, seed: int = DEFAULT_SEED, spec: Spec 
         header = Header(name, spec.version, {"name": GENERATOR, "version": GENERATOR_VERSION,
                                              "seed": seed, "level": level}, 0)
         reports.append(assemble_file(out / f"{name}.jsonl", header, parts))
-    if bar is not None:
-        bar.finish(sum(r.count for r in reports), len(names))
     if instructions is None:
         wanted = {r for name in names for r in rule_ids(spec, name)}
         missing = sorted(wanted - rules)
@@ -333,7 +309,6 @@ def generate(out: Path, *, level: int = 1, seed: int = DEFAULT_SEED, spec: Spec 
 
 def _run_parallel(spec: Spec, work: Sequence[Unit], counters: Any, jobs: int, plan: Plan,
                   seed: int, out: Path, results: dict[Unit, UnitResult],
-                  bar: Progress | None, names: Sequence[str],
                   on_progress: Callable[[int], None] | None) -> None:
     context = multiprocessing.get_context("fork" if "fork" in
                                           multiprocessing.get_all_start_methods() else "spawn")
@@ -347,10 +322,6 @@ def _run_parallel(spec: Spec, work: Sequence[Unit], counters: Any, jobs: int, pl
                 done, pending = wait(pending, timeout=0.25, return_when=FIRST_EXCEPTION)
                 for future in done:
                     results[futures[future]] = future.result()
-                if bar is not None:
-                    finished = sum(1 for n in names if all(
-                        u in results for u in work if u.instruction == n))
-                    bar.show(sum(counters), finished, len(names))
                 if on_progress is not None:
                     on_progress(sum(counters))
         except BaseException:
