@@ -40,28 +40,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     conform = sub.add_parser(
         "conform", help="run the conformance vectors on an implementation",
         description="Run every vector on an implementation and judge it against the spec's "
-        "acceptance sets. Exit 1 when a vector fails (or an expected failure passes).")
+        "acceptance sets. Exit 1 when a vector fails, crashes or times out (or an expected "
+        "failure passes).")
     conform.add_argument("--impl", required=True, metavar="NAME",
                          help="oracle, mutant:NAME, vkd3d, cmd:\"program args\" or "
-                         "module:factory")
-    _vectors_option(conform)
-    conform.add_argument("--expect", type=Path, default=None, metavar="FILE",
-                         help="expectations file (YAML) of known divergences")
+                         "module:factory (the module is looked up on sys.path, then in the "
+                         "working directory)")
+    select_options(conform)
     conform.add_argument("--json", type=Path, default=None, metavar="PATH",
                          help="write the results JSON here")
     conform.add_argument("--junit", type=Path, default=None, metavar="FILE",
                          help="write JUnit XML here (classname: instruction.category, name: "
                          "vector id)")
-    conform.add_argument("--select", action="append", default=None, metavar="IDS",
-                         help="only these vector ids or fnmatch globs (repeat or separate with "
-                         "commas), e.g. '<instruction>/boundary/*'")
-    conform.add_argument("--shard", default=None, metavar="I/N",
-                         help="run only shard I of N (1-based)")
     conform.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                          help="per-vector time-out of a cmd: implementation")
-    conform.add_argument("--capabilities", default=None, metavar="LIST",
-                         help="capabilities (executes, validates; comma-separated)")
-    _quiet_option(conform)
+    capabilities_option(conform)
+    quiet_option(conform)
     conform.set_defaults(handler=run_conform)
 
     mutants = sub.add_parser(
@@ -71,11 +65,28 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     _vectors_option(mutants)
     mutants.add_argument("--json", type=Path, default=None, metavar="PATH",
                          help="write the kill matrix as JSON here")
-    _quiet_option(mutants)
+    quiet_option(mutants)
     mutants.set_defaults(handler=run_mutants)
 
 
-def _quiet_option(parser: argparse.ArgumentParser) -> None:
+def select_options(parser: argparse.ArgumentParser) -> None:
+    """Which vectors a run judges: files, ids or globs, shard, expectations."""
+    _vectors_option(parser)
+    parser.add_argument("--select", action="append", default=None, metavar="IDS",
+                        help="only these vector ids or fnmatch globs (repeat or separate with "
+                        "commas), e.g. '<instruction>/boundary/*'")
+    parser.add_argument("--shard", default=None, metavar="I/N",
+                        help="run only shard I of N (1-based)")
+    parser.add_argument("--expect", type=Path, default=None, metavar="FILE",
+                        help="expectations file (YAML) of known divergences")
+
+
+def capabilities_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--capabilities", default=None, metavar="LIST",
+                        help="capabilities (executes, validates; comma-separated)")
+
+
+def quiet_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true",
                         help="no progress on standard error (a bar on a terminal, else a "
                         "status line every few seconds)")

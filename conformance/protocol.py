@@ -61,6 +61,11 @@ def request_of(vector: Vector) -> dict[str, Any]:
             "runtime": vector.runtime, "state": vector.state}
 
 
+def request_line(vector: Vector) -> bytes:
+    """The exact bytes sent for one vector: its request as one JSON line."""
+    return (json.dumps(request_of(vector), separators=(",", ":")) + "\n").encode("utf-8")
+
+
 class SubprocessImplementation:
     """An implementation speaking JSON Lines on a child process's standard input and output."""
 
@@ -130,7 +135,7 @@ class SubprocessImplementation:
     # -- one vector ----------------------------------------------------------------------------
 
     def run(self, vector: Vector) -> Result:
-        line = (json.dumps(request_of(vector), separators=(",", ":")) + "\n").encode("utf-8")
+        line = request_line(vector)
         allowed = self.timeout
         try:
             proc = self._proc

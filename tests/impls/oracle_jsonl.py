@@ -4,7 +4,8 @@ Usage: python oracle_jsonl.py [MODE TRIGGER]. Without arguments it answers every
 oracle does. With MODE and TRIGGER it misbehaves on requests whose id contains TRIGGER (and
 answers the others correctly), to show that the conformance run survives it:
 crash (exit code 3 after a message on stderr), segfault, hang, garbage (a line that is not JSON),
-wrong-id (answers another id), chatty (an extra line after the reply).
+wrong-id (answers another id), chatty (an extra line after the reply). With ``record FILE`` it
+answers every request correctly and appends each request line, as received, to FILE.
 """
 
 import json
@@ -19,6 +20,9 @@ from sm5.vectors.format import Vector
 mode, trigger = (sys.argv[1], sys.argv[2]) if len(sys.argv) == 3 else ("", "\0")
 oracle = OracleImplementation()
 for line in sys.stdin:
+    if mode == "record":
+        with open(trigger, "a", encoding="utf-8", newline="") as record:
+            record.write(line)
     request = json.loads(line)
     if trigger in request["id"]:
         if mode == "crash":
