@@ -67,6 +67,8 @@ def _entries(path: Path) -> Iterator[_Entry]:
         handle = path.open("r", encoding="utf-8")
     except OSError as exc:
         raise StateError(f"cannot read: {exc.strerror}", where=str(path)) from None
+    count = -1  # the header's count of vector lines
+    number = 0
     with handle:
         for number, line in enumerate(handle, start=1):
             where = f"{path}:{number}"
@@ -81,8 +83,18 @@ def _entries(path: Path) -> Iterator[_Entry]:
                 if doc.get("format") != VECTOR_FORMAT:
                     raise StateError(f"first line must be a header with \"format\": "
                                      f"\"{VECTOR_FORMAT}\"", where=where)
+                count = doc.get("count", -1)
+                if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+                    raise StateError("header field count: expected the number of vector "
+                                     "lines", where=where)
                 continue
+            if number - 1 > count:
+                raise StateError(f"more vector lines than the header's count {count}",
+                                 where=where)
             yield _Entry(where, doc)
+    if number and number - 1 != count:
+        raise StateError(f"the header's count is {count} but the file holds {number - 1} "
+                         "vector lines (truncated?)", where=f"{path}:1")
 
 
 def file_name(vector_id: str, where: str = "") -> str:

@@ -31,15 +31,19 @@ def canonical(obj: Any) -> str:
 
 @dataclass(frozen=True)
 class Header:
+    """The first line of a vector file. ``count``: how many vector lines follow (readers check
+    it); ``notes``: the meaning of every flag the vectors carry (``sm5.vectors.flags``)."""
+
     instruction: str
     spec_version: str
     generator: Mapping[str, Any]
     count: int
+    notes: Mapping[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "instruction": self.instruction,
                 "spec_version": self.spec_version, "generator": dict(self.generator),
-                "count": self.count}
+                "count": self.count, "notes": dict(self.notes)}
 
 
 @dataclass(frozen=True)
@@ -104,9 +108,17 @@ def parse_header(line: str, where: str) -> Header:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise VectorError(f"first line must be a header with \"format\": \"{FORMAT}\"",
                           where=where)
+    notes = doc.get("notes", {})
+    if not isinstance(notes, dict) or not all(isinstance(v, str) for v in notes.values()):
+        raise VectorError("header field notes: expected an object of flag meanings",
+                          where=where)
+    count = doc.get("count")
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise VectorError("header field count: expected the number of vector lines",
+                          where=where)
     try:
         return Header(str(doc["instruction"]), str(doc["spec_version"]), dict(doc["generator"]),
-                      int(doc["count"]))
+                      count, notes)
     except (KeyError, TypeError, ValueError) as exc:
         raise VectorError(f"header field {exc} missing or malformed", where=where) from None
 
@@ -136,13 +148,18 @@ def read_file(path: Path) -> tuple[Header, Iterator[Vector]]:
         handle.close()
         raise VectorError("empty file; expected a header line", where=f"{path}:1")
     header = parse_header(first, f"{path}:1")
-    return header, _iter_lines(handle, path)
+    return header, _iter_lines(handle, path, header.count)
 
 
-def _iter_lines(handle: TextIO, path: Path) -> Iterator[Vector]:
+def _iter_lines(handle: TextIO, path: Path, count: int) -> Iterator[Vector]:
+    """The vectors after the header; the file must hold exactly ``count`` of them."""
+    number = 1
     with handle:
         for number, line in enumerate(handle, start=2):
             where = f"{path}:{number}"
+            if number - 1 > count:
+                raise VectorError(f"more vector lines than the header's count {count}",
+                                  where=where)
             if not line.strip():
                 raise VectorError("blank line", where=where)
             try:
@@ -151,6 +168,9 @@ def _iter_lines(handle: TextIO, path: Path) -> Iterator[Vector]:
                 raise VectorError(f"not JSON: {exc.msg} at column {exc.colno}",
                                   where=where) from None
             yield Vector.from_json(doc, where)
+    if number - 1 != count:
+        raise VectorError(f"the header's count is {count} but the file holds {number - 1} "
+                          "vector lines (truncated?)", where=f"{path}:1")
 
 
 def iter_vectors(paths: Iterable[Path]) -> Iterator[tuple[Path, Vector]]:
@@ -166,17 +186,24 @@ def iter_vectors(paths: Iterable[Path]) -> Iterator[tuple[Path, Vector]]:
 def write_file(path: Path, header: Header, vectors: Iterable[Vector]) -> int:
     """Write atomically: body to a temporary file first (streaming), then header + body.
 
-    The header's ``count`` is filled in from the number of vectors written.
+    The header's ``count`` is filled in from the number of vectors written, its ``notes`` from
+    the flags they carry (``notes`` maps the flags used to their meanings, see
+    ``sm5.vectors.flags.notes_for``).
     """
+    from sm5.vectors.flags import notes_for  # flags reads the schema, above this module
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, body_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.body.")
     count = 0
+    flags: set[str] = set()
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as body:
             for vector in vectors:
                 body.write(canonical(vector.to_json()) + "\n")
+                flags.update(vector.flags)
                 count += 1
-        final = Header(header.instruction, header.spec_version, header.generator, count)
+        final = Header(header.instruction, header.spec_version, header.generator, count,
+                       notes_for(flags))
         fd2, out_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
         try:
             with os.fdopen(fd2, "w", encoding="utf-8", newline="\n") as out, \

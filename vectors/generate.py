@@ -25,6 +25,7 @@ from typing import Any
 from sm5.oracle.fileio import atomic_write_text
 from sm5.oracle.spec import Spec, default_root, load_default, load_spec
 from sm5.vectors.build import to_vector
+from sm5.vectors.flags import notes_for
 from sm5.vectors.format import FORMAT, Header, canonical
 from sm5.vectors.instances import Case
 from sm5.vectors.points import LEVEL_BUDGETS, Budget, Explorer, check_coverage
@@ -46,7 +47,7 @@ from sm5.vectors.shapes import (
 
 GENERATOR = "sm5-vectors"
 #: Bumped whenever the generator's output changes for the same spec and seed.
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 DEFAULT_SEED = 0
 MANIFEST = "MANIFEST.json"
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -129,6 +130,7 @@ class UnitResult:
     count: int
     outcomes: Mapping[str, int]
     rules: frozenset[str]
+    flags: frozenset[str] = frozenset()
 
 
 _COUNTERS: Any = None
@@ -155,6 +157,7 @@ def run_unit(spec: Spec, unit: Unit, slot: int, plan: Plan, seed: int, folder: P
     outcomes: Counter[str] = Counter()
     fired: set[str] = set()
     rules: set[str] = set()
+    flags: set[str] = set()
     fd, part = tempfile.mkstemp(dir=folder, prefix=f".{name}.part{unit.part}.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
@@ -163,6 +166,7 @@ def run_unit(spec: Spec, unit: Unit, slot: int, plan: Plan, seed: int, folder: P
                 numbers[section] += 1
                 (rules if vector.rejected else fired).update(vector.clauses)
                 outcomes.update(vector.expect.get("outcomes", ()))
+                flags.update(vector.flags)
                 out.write(canonical(vector.to_json()) + "\n")
                 if _COUNTERS is not None:
                     _COUNTERS[slot] += 1
@@ -176,7 +180,7 @@ def run_unit(spec: Spec, unit: Unit, slot: int, plan: Plan, seed: int, folder: P
         Path(part).unlink(missing_ok=True)
         raise
     return UnitResult(unit, part, sum(numbers.values()) - (unit.random_offset if unit.part else 0),
-                      dict(outcomes), frozenset(rules))
+                      dict(outcomes), frozenset(rules), frozenset(flags))
 
 
 def _unit_job(spec_root: str, unit: Unit, slot: int, plan: Plan, seed: int, folder: str
@@ -232,7 +236,8 @@ def assemble_file(path: Path, header: Header, parts: Sequence[UnitResult]) -> Fi
     outcomes: Counter[str] = Counter()
     for p in parts:
         outcomes.update(p.outcomes)
-    final = Header(header.instruction, header.spec_version, header.generator, count)
+    final = Header(header.instruction, header.spec_version, header.generator, count,
+                   notes_for(f for p in parts for f in p.flags))
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as out:
