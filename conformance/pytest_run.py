@@ -183,7 +183,8 @@ class Sm5Item(pytest.Item):
         run = self.config.stash[_RUN]
         verdict = run_vector(run.impl, self.vector, run.expectations)
         self.user_properties.append((STATUS, verdict.status))
-        self.user_properties.append((REASON, verdict.reason))
+        if verdict.reason:
+            self.user_properties.append((REASON, verdict.reason))
         if verdict.diffs:
             self.user_properties.append((DIFFS, "\n".join(verdict.diffs)))
         if verdict.status in FAILING:
