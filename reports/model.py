@@ -52,7 +52,7 @@ UNDEFINED_OUTCOMES = {
                        "zero of either sign), not fixed bits",
 }
 #: Conformance statuses whose vectors are listed with their reasons.
-LISTED_RESULTS = ("fail", "xfail", "xpass")
+LISTED_RESULTS = ("fail", "crash", "timeout", "xfail", "xpass")
 SAMPLE_IDS = 4
 CLAUSE_ISSUES = 8
 IMPL_ISSUES = 60
@@ -428,8 +428,8 @@ def _impl_cell(n: int, impl: ImplResults, ids: tuple[str, ...]) -> ImplCell:
 
 
 def _result_tone(counts: Mapping[str, int]) -> str:
-    for status, tone in (("fail", "bad"), ("xpass", "warn"), ("xfail", "expected"),
-                         ("pass", "good")):
+    for status, tone in (("fail", "bad"), ("crash", "bad"), ("timeout", "bad"),
+                         ("xpass", "warn"), ("xfail", "expected"), ("pass", "good")):
         if counts.get(status):
             return tone
     return "na"

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.fileio import publish
+from sm5.vectors.flags import notes_for
 
 FORMAT = "sm5-vectors/1"
 
@@ -190,8 +191,6 @@ def write_file(path: Path, header: Header, vectors: Iterable[Vector]) -> int:
     the flags they carry (``notes`` maps the flags used to their meanings, see
     ``sm5.vectors.flags.notes_for``).
     """
-    from sm5.vectors.flags import notes_for  # flags reads the schema, above this module
-
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, body_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.body.")
     count = 0
