@@ -23,6 +23,11 @@ STATUS_INTERVAL = 10.0
 INTERVAL_VARIABLE = "SM5_PROGRESS_INTERVAL"
 
 
+# No monitor thread: a bar is redrawn from update() only, and no thread outlives a bar in a
+# process that goes on to other work (z3, forked workers).
+tqdm.monitor_interval = 0
+
+
 class Progress:
     """Counts done items of one step; see the module docstring for what it shows."""
 

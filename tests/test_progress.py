@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -48,6 +49,7 @@ def test_status_lines_wait_for_the_interval() -> None:
 
 
 def test_a_bar_on_a_terminal() -> None:
+    threads = threading.active_count()
     stream = Terminal()
     with Progress("vectors check: regeneration", 50, stream=stream) as progress:
         progress.advance_to(10)
@@ -57,6 +59,7 @@ def test_a_bar_on_a_terminal() -> None:
     assert "vectors check: regeneration" in text
     assert "50/50" in text
     assert "\r" in text
+    assert threading.active_count() == threads  # no monitor thread left behind
 
 
 def test_quiet_is_silent_everywhere() -> None:
