@@ -291,12 +291,16 @@ def test_dxbc_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
 
 @pytest.mark.parametrize("content, message", [
     ('{"format": "other"}\n', "first line must be a header"),
-    ('{"format": "sm5-vectors/1"}\nnot json\n', "not JSON"),
-    ('{"format": "sm5-vectors/1"}\n' + json.dumps(_vector("../x", ["ret"], {}, ["defined"])),
+    ('{"format": "sm5-vectors/1"}\n', "header field count: expected the number of vector lines"),
+    ('{"format": "sm5-vectors/1", "count": 1}\nnot json\n', "not JSON"),
+    ('{"format": "sm5-vectors/1", "count": 1}\n' + json.dumps(_vector("../x", ["ret"], {},
+                                                                      ["defined"])),
      "not a safe file name"),
-    ('{"format": "sm5-vectors/1"}\n' + json.dumps(_vector("a", ["bogus r0"], {}, ["defined"])),
+    ('{"format": "sm5-vectors/1", "count": 1}\n' + json.dumps(_vector("a", ["bogus r0"], {},
+                                                                      ["defined"])),
      "bogus"),
-    ('{"format": "sm5-vectors/1"}\n' + json.dumps(VECTORS[0]) + "\n" + json.dumps(VECTORS[0]),
+    ('{"format": "sm5-vectors/1", "count": 2}\n' + json.dumps(VECTORS[0]) + "\n"
+     + json.dumps(VECTORS[0]),
      "repeats"),
 ])
 def test_dxbc_export_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str,
