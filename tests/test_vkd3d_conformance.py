@@ -197,6 +197,7 @@ def test_without_expectations_the_failures_are_the_listed_ids(golden: GoldenRun)
     assert failing - strict <= may_fail
     crashes = {k: raw[k].reason for k in failing & may_fail}
     assert all(r.startswith("process crashed (signal") for r in crashes.values()), crashes
+    assert {raw[k].status for k in crashes} <= {"crash"}  # a verdict of its own, not "fail"
 
 
 def test_every_expectation_matches_a_golden_vector(golden: GoldenRun) -> None:
