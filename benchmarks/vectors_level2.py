@@ -63,8 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="sm5-level2-") as tmp:
         start = time.perf_counter()
         reports = generate(Path(tmp), level=2, seed=args.seed, jobs=args.jobs,
-                           on_progress=on_progress,
-                           progress=sys.stderr if sys.stderr.isatty() else None)
+                           on_progress=on_progress)
         elapsed = time.perf_counter() - start
         size = sum(r.bytes for r in reports)
     total = sum(r.count for r in reports)

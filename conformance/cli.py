@@ -13,6 +13,7 @@ from sm5.conformance.expect_check import check_expectations, per_vector
 from sm5.conformance.expectations import ExpectationError, load_expectations
 from sm5.conformance.implementations import resolve
 from sm5.conformance.interface import CAPABILITIES
+from sm5.conformance.junit import write_junit
 from sm5.conformance.mutants import MUTANTS
 from sm5.conformance.mutants.base import NaiveTranslator
 from sm5.conformance.protocol import DEFAULT_BREAKER, DEFAULT_TIMEOUT
@@ -20,7 +21,9 @@ from sm5.conformance.run import (
     RunReport,
     display_name,
     iter_selected,
+    parse_select,
     parse_shard,
+    planned_count,
     results_text,
     run,
     run_vector,
@@ -29,6 +32,7 @@ from sm5.conformance.run import (
 )
 from sm5.oracle.fileio import atomic_write_text
 from sm5.oracle.options import count_or_zero, positive_seconds, word_list, writable_file
+from sm5.progress import Progress
 from sm5.vectors.format import Vector
 
 MUTANTS_FORMAT = "sm5-mutants/1"
@@ -41,21 +45,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     conform = sub.add_parser(
         "conform", help="run the conformance vectors on an implementation",
         description="Run every vector on an implementation and judge it against the spec's "
-        "acceptance sets. Exit 1 when a vector fails (or an expected failure passes).")
+        "acceptance sets. Exit 1 when a vector fails, crashes or times out (or an expected "
+        "failure passes).")
     conform.add_argument("--impl", required=True, metavar="NAME",
                          help="oracle, mutant:NAME, vkd3d, cmd:\"program args\" or "
-                         "module:factory")
-    _vectors_option(conform)
-    conform.add_argument("--expect", type=Path, default=None, metavar="FILE",
-                         help="expectations file (YAML) of known divergences")
+                         "module:factory (the module is looked up on sys.path, then in the "
+                         "working directory)")
+    select_options(conform)
     conform.add_argument("--json", type=Path, default=None, metavar="PATH",
                          help="write the results JSON here")
-    conform.add_argument("--shard", default=None, metavar="I/N",
-                         help="run only shard I of N (1-based)")
+    conform.add_argument("--junit", type=Path, default=None, metavar="FILE",
+                         help="write JUnit XML here (classname: instruction.category, name: "
+                         "vector id)")
     conform.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                          help="per-vector time-out of a cmd: implementation")
-    conform.add_argument("--capabilities", default=None, metavar="LIST",
-                         help="capabilities (executes, validates; comma-separated)")
+    capabilities_option(conform)
+    quiet_option(conform)
     conform.add_argument("--check-expect", action="store_true",
                          help="check the expectations file against this run: fail, naming "
                          "them, on every failure no entry explains and on every entry that "
@@ -71,11 +76,35 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     mutants = sub.add_parser(
         "mutants", help="run every bundled mutant and print the kill rate",
         description="Run each mutant (a plausible implementation bug) on the vectors. A mutant "
-        "is killed when at least one vector fails on it. Exit 1 below 100%%.")
+        "is killed when at least one vector fails on it. Exit 1 below 100%.")
     _vectors_option(mutants)
     mutants.add_argument("--json", type=Path, default=None, metavar="PATH",
                          help="write the kill matrix as JSON here")
+    quiet_option(mutants)
     mutants.set_defaults(handler=run_mutants)
+
+
+def select_options(parser: argparse.ArgumentParser) -> None:
+    """Which vectors a run judges: files, ids or globs, shard, expectations."""
+    _vectors_option(parser)
+    parser.add_argument("--select", action="append", default=None, metavar="IDS",
+                        help="only these vector ids or fnmatch globs (repeat or separate with "
+                        "commas), e.g. '<instruction>/boundary/*'")
+    parser.add_argument("--shard", default=None, metavar="I/N",
+                        help="run only shard I of N (1-based)")
+    parser.add_argument("--expect", type=Path, default=None, metavar="FILE",
+                        help="expectations file (YAML) of known divergences")
+
+
+def capabilities_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--capabilities", default=None, metavar="LIST",
+                        help="capabilities (executes, validates; comma-separated)")
+
+
+def quiet_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress on standard error (a bar on a terminal, else a "
+                        "status line every few seconds)")
 
 
 def _vectors_option(parser: argparse.ArgumentParser) -> None:
@@ -95,13 +124,21 @@ def run_conform(args: argparse.Namespace) -> int:
         raise ExpectationError("--check-expect and --show-matches need --expect FILE")
     shard = parse_shard(args.shard)
     files = vector_files(args.vectors)
-    impl = resolve(args.impl, timeout=timeout, capabilities=caps, breaker=breaker)
-    report = run(impl, files, expectations, shard, require_used=not args.check_expect)
+    impl = resolve(args.impl, timeout=timeout, capabilities=caps, breaker=breaker,
+                   search_path=(Path.cwd(),))
+    select = parse_select(args.select)
+    with Progress(f"conform {impl.name}", planned_count(files, shard, select),
+                  quiet=args.quiet) as progress:
+        report = run(impl, files, expectations, shard,
+                     progress=lambda _id, _verdict: progress.update(),
+                     require_used=not args.check_expect, select=select)
     if args.json is not None:
         write_results(args.json, report)
+    if args.junit is not None:
+        write_junit(args.junit, report)
     vectors: list[Vector] = []
     if args.check_expect or args.show_matches:
-        vectors = [v for _, _, v in iter_selected(files, shard)]
+        vectors = [v for _, _, v in iter_selected(files, shard, select)]
     if args.show_matches:
         print("\n".join(per_vector(expectations, vectors, report.verdicts)))
     print(summary(report))
@@ -149,6 +186,7 @@ class KillMatrix:
         """instruction -> (mutants killed by its vectors, mutants its vectors reach)."""
         out: dict[str, tuple[int, int]] = {}
         names = {v.split("/")[0] for ids in self.reaching.values() for v in ids}
+        names |= {v.split("/")[0] for ids in self.killing.values() for v in ids}
         for ins in sorted(names):
             reached = [m for m, ids in self.reaching.items() if any(_of(v, ins) for v in ids)]
             killed = [m for m, ids in self.killing.items() if any(_of(v, ins) for v in ids)]
@@ -160,7 +198,7 @@ def _of(vector_id: str, instruction: str) -> bool:
     return vector_id.startswith(instruction + "/")
 
 
-def kill_matrix(vectors: Sequence[Vector]) -> KillMatrix:
+def kill_matrix(vectors: Sequence[Vector], progress: Progress | None = None) -> KillMatrix:
     """For every mutant, the ids of the vectors that fail on it and that it answers differently
     from the bug-free base (sorted)."""
     base = NaiveTranslator()
@@ -179,6 +217,8 @@ def kill_matrix(vectors: Sequence[Vector]) -> KillMatrix:
                 reached.append(v.id)
         killing[name] = sorted(killed)
         reaching[name] = sorted(reached)
+        if progress is not None:
+            progress.update(len(vectors))
     return KillMatrix(killing, reaching)
 
 
@@ -206,7 +246,9 @@ def run_mutants(args: argparse.Namespace) -> int:
         writable_file(args.json, "--json")
     files = vector_files(args.vectors)
     vectors = [v for _, _, v in iter_selected(files)]
-    matrix = kill_matrix(vectors)
+    with Progress("mutants", len(vectors) * len(MUTANTS), unit="runs",
+                  quiet=args.quiet) as progress:
+        matrix = kill_matrix(vectors, progress)
     killing = matrix.killing
     width = max(len(n) for n in killing)
     print(f"{'mutant':<{width}}  killed  vectors  first killing vectors")

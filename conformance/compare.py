@@ -1,8 +1,10 @@
 """Judging one implementation result against one vector: a verdict with per-component diffs.
 
-Without expectations the raw verdict is ``pass``, ``fail``, ``unsupported`` or
-``not-applicable``; an expectations entry turns ``fail`` into ``xfail`` and, for a strict entry
-(status ``fail``), ``pass`` into ``xpass``. ``skip`` comes only from an expectations entry.
+Without expectations the raw verdict is ``pass``, ``fail``, ``crash``, ``timeout``, ``unsupported``
+or ``not-applicable``; ``crash`` and ``timeout`` are failures of their own (as VK-CTS reports them):
+the implementation died or gave no answer in time. An expectations entry turns a failure (``fail``,
+``crash``, ``timeout``) into ``xfail`` and, for a strict entry (status ``fail``), ``pass`` into
+``xpass``. ``skip`` comes only from an expectations entry.
 """
 
 from __future__ import annotations
@@ -26,13 +28,15 @@ from sm5.oracle.state import (
 )
 from sm5.vectors.format import Vector
 
-VerdictStatus = Literal["pass", "fail", "xfail", "xpass", "unsupported", "not-applicable",
-                        "skip"]
+VerdictStatus = Literal["pass", "fail", "crash", "timeout", "xfail", "xpass", "unsupported",
+                        "not-applicable", "skip"]
 #: Every verdict status, in report order.
-VERDICTS: tuple[VerdictStatus, ...] = ("pass", "fail", "xfail", "xpass", "unsupported",
-                                       "not-applicable", "skip")
+VERDICTS: tuple[VerdictStatus, ...] = ("pass", "fail", "crash", "timeout", "xfail", "xpass",
+                                       "unsupported", "not-applicable", "skip")
 #: Verdicts that make a run fail.
-FAILING: frozenset[str] = frozenset({"fail", "xpass"})
+FAILING: frozenset[str] = frozenset({"fail", "crash", "timeout", "xpass"})
+#: Raw verdicts an expectations entry turns into ``xfail``.
+FAILURES: frozenset[str] = frozenset({"fail", "crash", "timeout"})
 
 
 @dataclass(frozen=True)
@@ -78,11 +82,12 @@ def verdict_without_running(vector: Vector, expectations: Expectations,
 
 
 def apply_expectation(raw: Verdict, expectation: Expectation | None) -> Verdict:
-    if expectation is None or raw.status not in ("pass", "fail"):
+    if expectation is None or raw.status not in FAILURES | {"pass"}:
         return raw
     note = expectation.describe()
-    if raw.status == "fail":
-        return Verdict("xfail", f"expected divergence: {note}; {raw.reason}", raw.diffs)
+    if raw.status in FAILURES:
+        what = raw.reason if raw.status == "fail" else f"{raw.status}: {raw.reason}"
+        return Verdict("xfail", f"expected divergence: {note}; {what}", raw.diffs)
     if expectation.status == "fail":
         return Verdict("xpass", f"listed as a known failure ({note}) but passed; remove the "
                        "entry from the expectations file")
@@ -98,8 +103,9 @@ def _rejection_verdict(vector: Vector, result: Result) -> Verdict:
         return Verdict("pass", f"rejected by rule {rule}")
     if result.status == "unsupported":
         return Verdict("unsupported", result.reason)
-    if result.status == "error":
-        return Verdict("fail", result.reason)
+    broken = _broken_run(result)
+    if broken is not None:
+        return broken
     return Verdict("fail", f"an illegal instance (rule {rule}: {vector.reason or 'see spec'}) "
                    "was accepted instead of rejected")
 
@@ -107,8 +113,9 @@ def _rejection_verdict(vector: Vector, result: Result) -> Verdict:
 def _execution_verdict(vector: Vector, result: Result, capabilities: frozenset[str]) -> Verdict:
     if result.status == "unsupported":
         return Verdict("unsupported", result.reason)
-    if result.status == "error":
-        return Verdict("fail", result.reason)
+    broken = _broken_run(result)
+    if broken is not None:
+        return broken
     if result.status == "rejected":
         return Verdict("fail", f"a legal instance was rejected: {_short(result.reason)}")
     if result.state is None:
@@ -122,6 +129,16 @@ def _execution_verdict(vector: Vector, result: Result, capabilities: frozenset[s
     if diffs:
         return Verdict("fail", f"{len(diffs)} value(s) outside the acceptance sets", diffs)
     return Verdict("pass")
+
+
+def _broken_run(result: Result) -> Verdict | None:
+    """The verdict on a run that gave no answer: ``crash``, ``timeout`` or (any other error)
+    ``fail``; None for an answer."""
+    if result.status in ("crash", "timeout"):
+        return Verdict(result.status, result.reason)
+    if result.status == "error":
+        return Verdict("fail", result.reason)
+    return None
 
 
 def _short(text: str, limit: int = 300) -> str:

@@ -6,7 +6,10 @@ Accepted spellings:
 * ``mutant:<name>``: a bundled mutant (``sm5 mutants`` lists them);
 * ``vkd3d``: vkd3d-shader on Mesa lavapipe, through ``sm5.conformance.vkd3d.adapter`` (optional);
 * ``cmd:<program args>``: a child process speaking the JSON Lines protocol (shell-style quoting);
-* ``<module>:<factory>``: import the module and call ``factory()``.
+* ``<module>:<factory>``: import the module and call ``factory()``. A module that is not on
+  ``sys.path`` is looked up in the ``search_path`` folders the caller gives (the invocation
+  directory and pytest's rootdir, the working directory of ``sm5 conform``): those are appended to
+  ``sys.path``, never put first, so they cannot shadow an installed module.
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ from __future__ import annotations
 import importlib
 import shlex
 import shutil
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import ModuleType
 
 from sm5.conformance.interface import CAPABILITIES, Implementation
 from sm5.conformance.oracle_impl import OracleImplementation
@@ -58,7 +63,8 @@ NAMED: dict[str, Callable[[], Implementation]] = {
 
 def resolve(text: str, *, timeout: float = DEFAULT_TIMEOUT,
             capabilities: frozenset[str] | None = None,
-            breaker: int = DEFAULT_BREAKER) -> Implementation:
+            breaker: int = DEFAULT_BREAKER, search_path: Sequence[Path] = ()
+            ) -> Implementation:
     """The implementation ``text`` names. ``capabilities`` overrides those of a ``cmd:`` child
     (default: executes and validates) and narrows those of any other implementation."""
     text = text.strip()
@@ -67,7 +73,7 @@ def resolve(text: str, *, timeout: float = DEFAULT_TIMEOUT,
                                   f"expected a subset of {sorted(CAPABILITIES)}")
     if text.startswith("cmd:"):
         return _command(text, timeout, capabilities, breaker)
-    impl = _resolve_object(text)
+    impl = _resolve_object(text, search_path)
     if capabilities is not None:
         impl.capabilities = frozenset(impl.capabilities & capabilities)
     return impl
@@ -84,7 +90,7 @@ def check_name(text: str) -> None:
         _command(text, DEFAULT_TIMEOUT, None)
         return
     if text.startswith("mutant:") or ":" not in text:
-        _resolve_object(text)
+        _resolve_object(text, ())
         return
     module_name, _, factory_name = text.partition(":")
     try:
@@ -95,7 +101,7 @@ def check_name(text: str) -> None:
         raise ImplementationError(f"{module_name} has no callable {factory_name}", where=text)
 
 
-def _resolve_object(text: str) -> Implementation:
+def _resolve_object(text: str, search_path: Sequence[Path]) -> Implementation:
     if text in NAMED:
         return NAMED[text]()
     if text.startswith("mutant:"):
@@ -106,7 +112,7 @@ def _resolve_object(text: str) -> Implementation:
                                       where=text)
         return MUTANTS[name]()
     if ":" in text:
-        return _factory(text)
+        return _factory(text, search_path)
     raise ImplementationError(
         f"unknown implementation {text!r}; expected one of {', '.join(sorted(NAMED))}, "
         "mutant:<name>, cmd:<program args> or <module>:<factory>")
@@ -129,10 +135,28 @@ def _command(text: str, timeout: float, capabilities: frozenset[str] | None,
         else frozenset({"executes", "validates"}))
 
 
-def _factory(text: str) -> Implementation:
+def import_user_module(name: str, search_path: Sequence[Path]) -> ModuleType:
+    """Import ``name``; when its top-level package is not on ``sys.path``, append the
+    ``search_path`` folders to ``sys.path`` (after everything already there) and try again."""
+    top = name.partition(".")[0]
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != top:
+            raise  # the module was found; something it imports is missing
+    present = {str(Path(p).resolve()) for p in sys.path if p}
+    added = [str(d.resolve()) for d in search_path if str(d.resolve()) not in present]
+    if not added:
+        return importlib.import_module(name)
+    sys.path.extend(dict.fromkeys(added))
+    importlib.invalidate_caches()
+    return importlib.import_module(name)
+
+
+def _factory(text: str, search_path: Sequence[Path]) -> Implementation:
     module_name, _, factory_name = text.partition(":")
     try:
-        module = importlib.import_module(module_name)
+        module = import_user_module(module_name, search_path)
     except ImportError as exc:
         raise ImplementationError(f"cannot import {module_name}: {exc}", where=text) from None
     factory = getattr(module, factory_name, None)

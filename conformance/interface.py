@@ -21,8 +21,8 @@ from sm5.vectors.format import Vector
 #: Every capability an implementation may declare.
 CAPABILITIES: frozenset[str] = frozenset({"executes", "validates"})
 
-Status = Literal["state", "rejected", "unsupported", "error"]
-STATUSES: tuple[Status, ...] = ("state", "rejected", "unsupported", "error")
+Status = Literal["state", "rejected", "unsupported", "error", "crash", "timeout"]
+STATUSES: tuple[Status, ...] = ("state", "rejected", "unsupported", "error", "crash", "timeout")
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,9 @@ class Result:
     * ``rejected``: it refuses the instance as illegal; ``reason`` says why (ideally naming the
       spec rule id).
     * ``unsupported``: it cannot run this instance (a missing feature); not a failure.
-    * ``error``: the run broke (a crash, a time-out, a malformed answer); always a failure.
+    * ``error``: the run broke (a malformed answer, an exception); always a failure.
+    * ``crash``: the implementation died before answering (exit, signal); a failure of its own.
+    * ``timeout``: no answer within the time allowed; a failure of its own.
     """
 
     status: Status
@@ -62,6 +64,14 @@ class Result:
     @classmethod
     def error(cls, reason: str) -> Result:
         return cls("error", None, reason)
+
+    @classmethod
+    def crash(cls, reason: str) -> Result:
+        return cls("crash", None, reason)
+
+    @classmethod
+    def timeout(cls, reason: str) -> Result:
+        return cls("timeout", None, reason)
 
 
 @runtime_checkable

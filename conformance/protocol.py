@@ -102,6 +102,11 @@ def request_of(vector: Vector) -> dict[str, Any]:
             "runtime": vector.runtime, "state": vector.state}
 
 
+def request_line(vector: Vector) -> bytes:
+    """The exact bytes sent for one vector: its request as one JSON line."""
+    return (json.dumps(request_of(vector), separators=(",", ":")) + "\n").encode("utf-8")
+
+
 class SubprocessImplementation:
     """An implementation speaking JSON Lines on a child process's standard input and output."""
 
@@ -173,7 +178,7 @@ class SubprocessImplementation:
     # -- one vector ----------------------------------------------------------------------------
 
     def run(self, vector: Vector) -> Result:
-        line = (json.dumps(request_of(vector), separators=(",", ":")) + "\n").encode("utf-8")
+        line = request_line(vector)
         allowed = self.timeout
         try:
             proc = self._proc
@@ -197,9 +202,11 @@ class SubprocessImplementation:
                       f"{self.timeout:g} s" + (f" + {self.startup:g} s to start" if
                                                 allowed > self.timeout else "") +
                       f"); the implementation was stopped{self._stderr.since(mark)}")
+            broken = Result.timeout(reason)
         except _Exited:
             code = self._reap(proc)
             reason = f"the implementation {code} before answering{self._stderr.since(mark)}"
+            broken = Result.crash(reason)
         except _Garbled as exc:
             self._kill()
             self._failures = 0
@@ -210,7 +217,7 @@ class SubprocessImplementation:
                 f"stopped after {self._failures} consecutive time-outs or crashes (the circuit "
                 f"breaker; raise it with --max-consecutive-errors); the last, on vector "
                 f"{vector.id}: {reason}", where=self.name)
-        return Result.error(reason)
+        return broken
 
     def _send(self, proc: subprocess.Popen[bytes], data: bytes, deadline: float) -> None:
         assert proc.stdin is not None

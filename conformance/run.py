@@ -12,6 +12,7 @@ verdicts into a results document (JSON, deterministic: sorted, no timings, no ti
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -26,7 +27,7 @@ from sm5.conformance.interface import Closeable, Implementation, Result
 from sm5.conformance.protocol import ImplementationBroken
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.fileio import atomic_write_text
-from sm5.vectors.format import Vector, VectorError, read_file
+from sm5.vectors.format import Vector, VectorError, read_file, read_header
 
 RESULTS_FORMAT = "sm5-results/1"
 DIFF_LIMIT = 50  # diff lines kept per vector in the results document
@@ -109,18 +110,45 @@ def display_name(file: Path) -> str:
         return str(file)
 
 
-def iter_selected(files: Iterable[Path], shard: Shard | None = None
-                  ) -> Iterator[tuple[Path, int, Vector]]:
-    """(file, line number, vector) of every selected vector, in file order; ids must be unique."""
+def parse_select(values: Iterable[str] | None) -> tuple[str, ...]:
+    """Vector ids or fnmatch globs from repeated and/or comma-separated option values."""
+    return tuple(p.strip() for v in values or () for p in v.split(",") if p.strip())
+
+
+def selected_by(vector_id: str, patterns: Sequence[str]) -> bool:
+    """Whether ``vector_id`` is one of ``patterns`` (exact ids or fnmatch globs); no patterns:
+    every vector."""
+    return not patterns or any(fnmatch.fnmatchcase(vector_id, p) for p in patterns)
+
+
+def planned_count(files: Iterable[Path], shard: Shard | None = None,
+                  select: Sequence[str] = ()) -> int | None:
+    """How many vectors a run will judge, from the files' header counts; None when a shard or a
+    selection makes it unknown before the run."""
+    if shard is not None or select:
+        return None
+    return sum(read_header(file).count for file in files)
+
+
+def iter_selected(files: Iterable[Path], shard: Shard | None = None,
+                  select: Sequence[str] = ()) -> Iterator[tuple[Path, int, Vector]]:
+    """(file, line number, vector) of every selected vector, in file order; ids must be unique.
+    A ``select`` that matches no vector at all is an error (a mistyped id or glob)."""
     seen: set[str] = set()
+    matched = False
     for file in files:
         _, vectors = read_file(file)
         for line, vector in enumerate(vectors, start=2):
             if vector.id in seen:
                 raise VectorError(f"duplicate vector id {vector.id!r}", where=f"{file}:{line}")
             seen.add(vector.id)
+            if not selected_by(vector.id, select):
+                continue
+            matched = True
             if shard is None or shard.holds(vector.id):
                 yield file, line, vector
+    if select and not matched:
+        raise RunError(f"no vector id matches {', '.join(select)}", where="--select")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -200,7 +228,7 @@ def write_results(path: Path, report: RunReport) -> None:
 def run(impl: Implementation, paths: Sequence[Path] | None = None,
         expectations: Expectations = NONE, shard: Shard | None = None,
         progress: Callable[[str, Verdict], None] | None = None,
-        require_used: bool = True) -> RunReport:
+        require_used: bool = True, select: Sequence[str] = ()) -> RunReport:
     """Run every selected vector on ``impl``; the implementation is closed at the end.
 
     An expectations entry that decides no vector of the files (whatever the shard) is an
@@ -212,7 +240,7 @@ def run(impl: Implementation, paths: Sequence[Path] | None = None,
     try:
         if require_used and expectations.entries:
             expectations.require_used(v for _, _, v in iter_selected(files))
-        for _, _, vector in iter_selected(files, shard):
+        for _, _, vector in iter_selected(files, shard, select):
             verdict = run_vector(impl, vector, expectations)
             report.add(vector.id, verdict)
             if progress is not None:

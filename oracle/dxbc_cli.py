@@ -17,7 +17,7 @@ import argparse
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,8 +87,10 @@ def _field(doc: dict[str, Any], key: str, kind: type, where: str) -> Any:
     return value
 
 
-def export(paths: list[Path], out: Path) -> dict[str, Any]:
-    """Write the programs and the index; returns the index document."""
+def export(paths: list[Path], out: Path, only: Collection[str] | None = None
+           ) -> dict[str, Any]:
+    """Write the programs and the index; returns the index document. ``only``: export just
+    these vector ids (the others are read and checked, not exported)."""
     vectors: dict[str, Any] = {}
     not_expressible: dict[str, str] = {}
     rejected = 0
@@ -102,6 +104,8 @@ def export(paths: list[Path], out: Path) -> dict[str, Any]:
                 raise StateError(f"vector id {vector_id!r} repeats (first at {names[name]})",
                                  where=where)
             names[name] = where
+            if only is not None and vector_id not in only:
+                continue
             expect = _field(doc, "expect", dict, where)
             outcomes = expect.get("outcomes")
             if not isinstance(outcomes, list) or not all(isinstance(o, str) for o in outcomes):

@@ -42,7 +42,7 @@ from sm5.reports.inputs import (
 STATUSES = (("proved", "proved"), ("tested", "tested"),
             ("undefined", "undefined by design"), ("uncovered", "uncovered"))
 #: Conformance statuses whose vectors are listed with their reasons.
-LISTED_RESULTS = ("fail", "xfail", "xpass")
+LISTED_RESULTS = ("fail", "crash", "timeout", "xfail", "xpass")
 SAMPLE_IDS = 4
 CLAUSE_ISSUES = 8
 IMPL_ISSUES = 60
@@ -420,8 +420,8 @@ def _impl_cell(n: int, impl: ImplResults, ids: tuple[str, ...]) -> ImplCell:
 
 
 def _result_tone(counts: Mapping[str, int]) -> str:
-    for status, tone in (("fail", "bad"), ("xpass", "warn"), ("xfail", "expected"),
-                         ("pass", "good")):
+    for status, tone in (("fail", "bad"), ("crash", "bad"), ("timeout", "bad"),
+                         ("xpass", "warn"), ("xfail", "expected"), ("pass", "good")):
         if counts.get(status):
             return tone
     return "na"

@@ -23,7 +23,7 @@ def default_vector_paths() -> list[Path]:
 
 def environment() -> Environment:
     # Autoescape on: clause texts, errata and reasons come from data files and other programs.
-    return Environment(loader=PackageLoader("reports", "templates"), autoescape=True,
+    return Environment(loader=PackageLoader("sm5.reports", "templates"), autoescape=True,
                        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                        keep_trailing_newline=True)
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from sm5 import pipeline
 from sm5.conformance import cli as conformance_cli
+from sm5.conformance import offline_cli
 from sm5.oracle import dxbc_cli, exec_cli, prove_cli, spec_cli
 from sm5.oracle.errors import Sm5Error, bounded
 from sm5.reports import cli as reports_cli
@@ -29,6 +30,7 @@ REGISTRARS: tuple[Registrar, ...] = (
     spec_cli.add_parser,
     exec_cli.add_parser,
     conformance_cli.add_parser,
+    offline_cli.add_parser,
     dxbc_cli.add_parser,
     prove_cli.add_parser,
     reports_cli.add_parser,

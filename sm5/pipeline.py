@@ -9,17 +9,19 @@ when any step failed. Artefacts go to ``--out`` (default ``build/``): ``proofs.j
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from sm5.conformance import cli as conformance_cli
+from sm5.conformance.expectations import NONE
 from sm5.conformance.implementations import Unavailable, check_name, resolve
+from sm5.conformance.mutants import MUTANTS
 from sm5.conformance.run import (
     display_name,
     iter_selected,
+    planned_count,
     results_text,
     run,
     vector_files,
@@ -31,6 +33,7 @@ from sm5.oracle.fileio import atomic_write_text
 from sm5.oracle.options import writable_folder
 from sm5.oracle.proofs import results_to_json, run_all
 from sm5.oracle.spec import load_default
+from sm5.progress import Progress
 from sm5.reports import build_report
 from sm5.vectors.check import check as check_golden
 from sm5.vectors.generate import GOLDEN
@@ -46,22 +49,20 @@ class StepResult:
     seconds: float
 
 
-class Progress:
-    """Step lines on stdout; a live counter on a terminal for long steps."""
+class StepLog:
+    """A line on stdout when a step starts and when it ends; the long steps show their own
+    progress on stderr (:mod:`sm5.progress`) unless ``quiet``."""
 
-    def __init__(self) -> None:
-        self.tty = sys.stderr.isatty()
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
 
     def start(self, name: str) -> None:
         print(f"[pipeline] {name} ...", flush=True)
 
-    def tick(self, done: int, what: str) -> None:
-        if self.tty and done % 200 == 0:
-            print(f"\r  {done} {what}", end="", file=sys.stderr, flush=True)
+    def progress(self, what: str, total: int | None, unit: str = "vectors") -> Progress:
+        return Progress(what, total, unit=unit, quiet=self.quiet)
 
     def end(self, result: StepResult) -> None:
-        if self.tty:
-            print("\r\033[K", end="", file=sys.stderr, flush=True)
         mark = "ok" if result.ok else "FAILED"
         print(f"[pipeline] {result.name}: {mark} ({result.seconds:.1f} s) {result.summary}",
               flush=True)
@@ -69,14 +70,20 @@ class Progress:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("pipeline", help="the main job: every check, then the HTML report",
-                       description=__doc__)
+                       description="The main job: spec check, proofs, vector check, conformance "
+                       "of every available implementation, mutants, then the HTML report. Every "
+                       "step runs even when an earlier one fails; exit 1 when any step failed. "
+                       "Artefacts go to --out: proofs.json, results/<impl>.json, mutants.json "
+                       "and report/index.html.")
     p.add_argument("--out", type=Path, default=Path("build"), help="artefact folder (build/)")
     p.add_argument("--impl", action="append", default=None, metavar="NAME",
                    help="implementations to run (default: oracle and vkd3d when available)")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress of the long steps on standard error")
     p.set_defaults(handler=run_pipeline)
 
 
-def _step(name: str, progress: Progress, body: Callable[[], tuple[bool, str]]) -> StepResult:
+def _step(name: str, progress: StepLog, body: Callable[[], tuple[bool, str]]) -> StepResult:
     progress.start(name)
     started = time.perf_counter()
     try:
@@ -92,7 +99,7 @@ def run_pipeline(args: argparse.Namespace) -> int:
     out: Path = writable_folder(args.out, "--out")
     for name in args.impl or ():  # a name that cannot work fails now, not after the proofs
         check_name(name)
-    progress = Progress()
+    progress = StepLog(args.quiet)
     steps: list[StepResult] = []
     proofs_json = out / "proofs.json"
     mutants_json = out / "mutants.json"
@@ -113,7 +120,9 @@ def run_pipeline(args: argparse.Namespace) -> int:
                                                           if bad else "all as expected"))
 
     def check_vectors() -> tuple[bool, str]:
-        report = check_golden(GOLDEN)
+        with progress.progress("vectors check: regeneration",
+                               planned_count(vector_files(None))) as bar:
+            report = check_golden(GOLDEN, on_progress=bar.advance_to)
         for problem in report.problems[:20]:
             print(f"  {problem}")
         return report.ok, (f"{report.files} files, {report.vectors} vectors"
@@ -130,16 +139,10 @@ def run_pipeline(args: argparse.Namespace) -> int:
                 impl = resolve(name)
             except Unavailable as exc:
                 return True, f"skipped: not available here ({exc.message})"
-            expectations = vkd3d_expectations() if name == "vkd3d" else None
-            done = 0
-
-            def tick(vector_id: str, verdict: object) -> None:
-                nonlocal done
-                done += 1
-                progress.tick(done, f"vectors on {name}")
-
-            report = run(impl, None, expectations, None, tick) if expectations is not None \
-                else run(impl, None, progress=tick)
+            expectations = vkd3d_expectations() if name == "vkd3d" else NONE
+            with progress.progress(f"conform {name}", planned_count(vector_files(None))) as bar:
+                report = run(impl, None, expectations, None,
+                             progress=lambda _id, _v: bar.update())
             path = out / "results" / f"{name}.json"
             write_results(path, report)
             results.append(path)
@@ -150,7 +153,8 @@ def run_pipeline(args: argparse.Namespace) -> int:
     def mutants() -> tuple[bool, str]:
         files = vector_files(None)
         vectors = [v for _, _, v in iter_selected(files)]
-        matrix = conformance_cli.kill_matrix(vectors)
+        with progress.progress("mutants", len(vectors) * len(MUTANTS), unit="runs") as bar:
+            matrix = conformance_cli.kill_matrix(vectors, bar)
         doc = conformance_cli.mutants_json(matrix, [display_name(f) for f in files])
         atomic_write_text(mutants_json, results_text(doc))
         killed = sum(1 for ids in matrix.killing.values() if ids)

@@ -128,8 +128,10 @@ def test_subprocess_crash_through_the_plugin_does_not_stop_the_run(folder: Path)
                       "--sm5-results=r.json")
     assert proc.returncode == 1
     doc = results(folder / "r.json")
-    failed = sorted(k for k, v in doc["results"].items() if v["status"] == "fail")
+    failed = sorted(k for k, v in doc["results"].items() if v["status"] != "pass")
     assert failed == ["imm_atomic_iadd/typed/index2", "imm_atomic_iadd/typed/oob"]
+    assert {doc["results"][k]["status"] for k in failed} == {"crash"}
+    assert doc["counts"]["crash"] == 2
     assert doc["counts"]["pass"] == len(VECTORS) - 2
     assert "exited with code 3" in doc["results"]["imm_atomic_iadd/typed/oob"]["reason"]
 

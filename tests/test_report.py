@@ -298,6 +298,25 @@ def test_malformed_inputs_are_report_errors(tmp_path: Path, inputs: Inputs) -> N
                      results_jsons=[inputs.results[0], clash])
 
 
+def test_crash_and_timeout_are_listed_as_failures(tmp_path: Path, inputs: Inputs,
+                                                  spec: Spec) -> None:
+    doc = json.loads(inputs.results[2].read_text())
+    doc["impl"] = "crashing"
+    doc["results"]["store_structured/synthetic/0002"] = {
+        "status": "crash", "reason": "the implementation was killed by signal SIGSEGV"}
+    doc["results"]["imm_atomic_iadd/synthetic/0001"] = {
+        "status": "timeout", "reason": "no reply within the time-out of 10 s"}
+    path = write_json(tmp_path / "crashing.json", doc)
+    report = gather(spec, inputs.vectors, results_jsons=[path])
+    crash = _results(report, "store_structured.uav.oob_offset", "crashing")
+    assert crash.counts == (("crash", 1),)
+    assert crash.tone == "bad"
+    assert [(i.vector_id, i.status) for i in crash.issues] == [
+        ("store_structured/synthetic/0002", "crash")]
+    timeout = _results(report, "imm_atomic_iadd.uav_raw.out_of_bounds", "crashing")
+    assert timeout.counts == (("timeout", 1),) and timeout.tone == "bad"
+
+
 def test_shards_of_one_run_are_merged(tmp_path: Path, inputs: Inputs, spec: Spec) -> None:
     doc = json.loads(inputs.results[1].read_text())
     ids = sorted(doc["results"])

@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import cache
@@ -302,7 +302,8 @@ def manifest_problems(folder: Path, manifest: Mapping[str, Any], spec: Spec) -> 
 
 
 def regeneration_problems(folder: Path, manifest: Mapping[str, Any], spec: Spec,
-                          fresh: Path | None = None) -> list[Problem]:
+                          fresh: Path | None = None,
+                          on_progress: Callable[[int], None] | None = None) -> list[Problem]:
     """Regenerate with the manifest's level and seed (or take ``fresh``, a folder already
     regenerated); every file must be byte-identical."""
     if fresh is not None:
@@ -311,7 +312,7 @@ def regeneration_problems(folder: Path, manifest: Mapping[str, Any], spec: Spec,
     with tempfile.TemporaryDirectory(prefix="sm5-vectors-") as tmp:
         try:
             generate(Path(tmp), level=int(generator.get("level", 1)),
-                     seed=int(generator.get("seed", 0)), spec=spec)
+                     seed=int(generator.get("seed", 0)), spec=spec, on_progress=on_progress)
         except Sm5Error as exc:  # GenerationError included
             return [Problem("regeneration", f"the generator fails: {exc}")]
         return _compare_folders(folder, Path(tmp))
@@ -379,10 +380,12 @@ class Report:
 
 
 def check(folder: Path, *, spec: Spec | None = None, regenerate: bool = True,
-          oracle: bool = True, extra: Sequence[Path] = (), jobs: int | None = None) -> Report:
+          oracle: bool = True, extra: Sequence[Path] = (), jobs: int | None = None,
+          on_progress: Callable[[int], None] | None = None) -> Report:
     """Check a golden folder (and extra vector files such as regressions).
 
-    The files are checked in worker processes while this process regenerates the set.
+    The files are checked in worker processes while this process regenerates the set;
+    ``on_progress`` receives the number of vectors regenerated so far.
     """
     spec = spec or load_default()
     problems: list[Problem] = []
@@ -397,7 +400,8 @@ def check(folder: Path, *, spec: Spec | None = None, regenerate: bool = True,
         if manifest is not None:
             problems.extend(manifest_problems(folder, manifest, spec))
             if regenerate:
-                problems.extend(regeneration_problems(folder, manifest, spec))
+                problems.extend(regeneration_problems(folder, manifest, spec,
+                                                      on_progress=on_progress))
         return Report(len(files), vectors, tuple(problems))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = [pool.submit(_check_file_job, spec.root, str(path), oracle) for path in files]
@@ -405,7 +409,7 @@ def check(folder: Path, *, spec: Spec | None = None, regenerate: bool = True,
         if manifest is not None:
             late.extend(manifest_problems(folder, manifest, spec))
             if regenerate:
-                late.extend(regeneration_problems(folder, manifest, spec))
+                late.extend(regeneration_problems(folder, manifest, spec, on_progress=on_progress))
         for future in futures:
             problems.extend(future.result())
     problems.extend(late)

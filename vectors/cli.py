@@ -8,8 +8,11 @@ import time
 from pathlib import Path
 
 from sm5.oracle.options import OptionError, writable_folder
+from sm5.oracle.spec import load_default
+from sm5.progress import Progress
 from sm5.vectors.check import check
-from sm5.vectors.generate import DEFAULT_SEED, GOLDEN, PLANS, generate
+from sm5.vectors.format import VectorError, read_header
+from sm5.vectors.generate import DEFAULT_SEED, GOLDEN, PLANS, expected_count, generate
 
 #: Where ``generate --level 2`` writes unless told otherwise (not committed).
 LEVEL2_OUT = Path("build") / "vectors-level2"
@@ -24,14 +27,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "generate", help="write one JSON Lines file per instruction and MANIFEST.json",
         description="Level 1 is the committed golden set (vectors/golden/); level 2 is a much "
         "larger set generated on demand. Same spec and seed give byte-identical files.")
-    gen.add_argument("--level", type=int, choices=sorted(PLANS), default=1)
-    gen.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    gen.add_argument("--level", type=int, choices=sorted(PLANS), default=1,
+                     help="1: the golden set (default); 2: a much larger set, "
+                     f"{PLANS[2].random_cases:,} random cases per instruction on top of a "
+                     "denser systematic part")
+    gen.add_argument("--seed", type=int, default=DEFAULT_SEED, metavar="N",
+                     help=f"seed of every random choice (default {DEFAULT_SEED}, the golden "
+                     "set's); the same seed gives byte-identical files")
     gen.add_argument("--out", type=Path, default=None,
                      help=f"output folder (default for level 2: {LEVEL2_OUT}; level 1 needs "
                      "--out or --golden)")
     gen.add_argument("--golden", action="store_true",
                      help="replace the golden set of this source checkout (vectors/golden/); "
                      "refused in an installed package")
+    _quiet_option(gen)
     gen.set_defaults(handler=run_generate)
     chk = vsub.add_parser(
         "check", help="validate, re-run through the oracle, compare with the manifest and a "
@@ -43,6 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                      help="skip the byte-identical regeneration")
     chk.add_argument("--regressions", type=Path, default=REGRESSIONS,
                      help="regression vectors to validate and re-run too (if present)")
+    _quiet_option(chk)
     chk.set_defaults(handler=run_check)
 
 
@@ -79,11 +89,19 @@ def output_folder(args: argparse.Namespace) -> Path:
     return Path(args.out)
 
 
+def _quiet_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress on standard error (a bar on a terminal, else a "
+                        "status line every few seconds)")
+
 def run_generate(args: argparse.Namespace) -> int:
     out = writable_folder(output_folder(args), "--out")
     start = time.monotonic()
-    reports = generate(out, level=args.level, seed=args.seed,
-                       progress=sys.stderr if sys.stderr.isatty() else None)
+    names = load_default().instructions
+    with Progress(f"vectors generate level {args.level}", expected_count(len(names),
+                  PLANS[args.level]), quiet=args.quiet) as progress:
+        reports = generate(out, level=args.level, seed=args.seed,
+                           on_progress=progress.advance_to)
     total = sum(r.count for r in reports)
     size = sum(r.bytes for r in reports)
     for r in reports:
@@ -92,10 +110,21 @@ def run_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _vector_lines(folder: Path) -> int | None:
+    """The vectors the golden folder's headers announce (the regeneration makes as many)."""
+    try:
+        return sum(read_header(path).count for path in sorted(folder.glob("*.jsonl")))
+    except VectorError:
+        return None  # the check itself reports the file
+
+
 def run_check(args: argparse.Namespace) -> int:
     regressions = args.regressions
     extra = sorted(regressions.glob("*.jsonl")) if regressions.is_dir() else []
-    report = check(args.dir, regenerate=not args.no_regenerate, extra=extra)
+    with Progress("vectors check: regeneration", _vector_lines(args.dir),
+                  quiet=args.quiet or args.no_regenerate) as progress:
+        report = check(args.dir, regenerate=not args.no_regenerate, extra=extra,
+                       on_progress=progress.advance_to)
     for problem in report.problems:
         print(problem)
     if not report.ok:

@@ -19,6 +19,7 @@ from sm5.oracle.fileio import publish
 from sm5.oracle.jsonl import FORMAT as FORMAT
 from sm5.oracle.jsonl import check_header, decode_line, read_lines
 from sm5.oracle.state import expected_from_json, state_from_json
+from sm5.vectors.flags import notes_for
 
 
 class VectorError(Sm5Error):
@@ -32,15 +33,19 @@ def canonical(obj: Any) -> str:
 
 @dataclass(frozen=True)
 class Header:
+    """The first line of a vector file. ``count``: how many vector lines follow (readers check
+    it); ``notes``: the meaning of every flag the vectors carry (``sm5.vectors.flags``)."""
+
     instruction: str
     spec_version: str
     generator: Mapping[str, Any]
     count: int
+    notes: Mapping[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "instruction": self.instruction,
                 "spec_version": self.spec_version, "generator": dict(self.generator),
-                "count": self.count}
+                "count": self.count, "notes": dict(self.notes)}
 
 
 @dataclass(frozen=True)
@@ -135,18 +140,39 @@ def _check_expect(expect: Any, where: str) -> None:
         raise VectorError(f"field {exc.where}: {exc.message}", where=where) from None
 
 
+def _header(doc: Mapping[str, Any], where: str) -> Header:
+    notes = doc.get("notes", {})
+    if not isinstance(notes, dict) or not all(isinstance(v, str) for v in notes.values()):
+        raise VectorError("header field notes: expected an object of flag meanings",
+                          where=where)
+    return Header(doc["instruction"], doc["spec_version"], dict(doc["generator"]), doc["count"],
+                  notes)
+
+
 def parse_header(line: str | bytes, where: str) -> Header:
     raw = line.encode("utf-8") if isinstance(line, str) else line
-    doc = check_header(decode_line(raw, where, VectorError), where, VectorError)
-    return Header(doc["instruction"], doc["spec_version"], dict(doc["generator"]), doc["count"])
+    return _header(check_header(decode_line(raw, where, VectorError), where, VectorError), where)
+
+
+def read_header(path: Path) -> Header:
+    """The header of one vector file (its first line only)."""
+    try:
+        with path.open("r", encoding="utf-8") as handle:
+            first = handle.readline()
+    except OSError as exc:
+        raise VectorError(f"cannot read: {exc.strerror}", where=str(path)) from None
+    except UnicodeDecodeError:
+        raise VectorError("header is not UTF-8", where=f"{path}:1") from None
+    if not first:
+        raise VectorError("empty file; expected a header line", where=f"{path}:1")
+    return parse_header(first, f"{path}:1")
 
 
 def read_file(path: Path) -> tuple[Header, Iterator[Vector]]:
     """The header and a lazy iterator over the vectors of one file (memory stays flat); the
     header's ``count`` is enforced (``sm5.oracle.jsonl``)."""
     doc, lines = read_lines(path, VectorError)
-    header = Header(doc["instruction"], doc["spec_version"], dict(doc["generator"]),
-                    doc["count"])
+    header = _header(doc, f"{path}:1")
     return header, (Vector.from_json(value, where) for where, value in lines)
 
 
@@ -163,17 +189,22 @@ def iter_vectors(paths: Iterable[Path]) -> Iterator[tuple[Path, Vector]]:
 def write_file(path: Path, header: Header, vectors: Iterable[Vector]) -> int:
     """Write atomically: body to a temporary file first (streaming), then header + body.
 
-    The header's ``count`` is filled in from the number of vectors written.
+    The header's ``count`` is filled in from the number of vectors written, its ``notes`` from
+    the flags they carry (``notes`` maps the flags used to their meanings, see
+    ``sm5.vectors.flags.notes_for``).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, body_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.body.")
     count = 0
+    flags: set[str] = set()
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as body:
             for vector in vectors:
                 body.write(canonical(vector.to_json()) + "\n")
+                flags.update(vector.flags)
                 count += 1
-        final = Header(header.instruction, header.spec_version, header.generator, count)
+        final = Header(header.instruction, header.spec_version, header.generator, count,
+                       notes_for(flags))
         fd2, out_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
         try:
             with os.fdopen(fd2, "w", encoding="utf-8", newline="\n") as out, \

@@ -17,16 +17,16 @@ import shutil
 import signal
 import tempfile
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from sm5.oracle.fileio import atomic_write_text, publish
 from sm5.oracle.spec import Spec, default_root, load_default, load_spec
 from sm5.vectors.build import to_vector
+from sm5.vectors.flags import notes_for
 from sm5.vectors.format import FORMAT, Header, canonical
 from sm5.vectors.instances import Case
 from sm5.vectors.points import LEVEL_BUDGETS, Budget, Explorer, check_coverage
@@ -48,12 +48,13 @@ from sm5.vectors.shapes import (
 
 GENERATOR = "sm5-vectors"
 #: Bumped whenever the generator's output changes for the same spec and seed.
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 DEFAULT_SEED = 0
 MANIFEST = "MANIFEST.json"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 #: Rough size of a file's systematic part, for the progress bar only.
 SYSTEMATIC_ESTIMATE = 2500
+
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,11 @@ class Plan:
 RANDOM_BUDGET = Budget(max_words=256)
 PLANS = {1: Plan(1, LEVEL_BUDGETS[1], 300, RANDOM_BUDGET),
          2: Plan(2, LEVEL_BUDGETS[2], 340_000, RANDOM_BUDGET)}
+
+
+def expected_count(instructions: int, plan: Plan) -> int:
+    """A rough count of the vectors a level makes (progress only; the real count may differ)."""
+    return instructions * (SYSTEMATIC_ESTIMATE + plan.random_cases)
 
 
 
@@ -125,6 +131,7 @@ class UnitResult:
     count: int
     outcomes: Mapping[str, int]
     rules: frozenset[str]
+    flags: frozenset[str] = frozenset()
 
 
 _COUNTERS: Any = None
@@ -151,6 +158,7 @@ def run_unit(spec: Spec, unit: Unit, slot: int, plan: Plan, seed: int, folder: P
     outcomes: Counter[str] = Counter()
     fired: set[str] = set()
     rules: set[str] = set()
+    flags: set[str] = set()
     fd, part = tempfile.mkstemp(dir=folder, prefix=f".{name}.part{unit.part}.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
@@ -159,6 +167,7 @@ def run_unit(spec: Spec, unit: Unit, slot: int, plan: Plan, seed: int, folder: P
                 numbers[section] += 1
                 (rules if vector.rejected else fired).update(vector.clauses)
                 outcomes.update(vector.expect.get("outcomes", ()))
+                flags.update(vector.flags)
                 out.write(canonical(vector.to_json()) + "\n")
                 if _COUNTERS is not None:
                     _COUNTERS[slot] += 1
@@ -172,7 +181,7 @@ def run_unit(spec: Spec, unit: Unit, slot: int, plan: Plan, seed: int, folder: P
         Path(part).unlink(missing_ok=True)
         raise
     return UnitResult(unit, part, sum(numbers.values()) - (unit.random_offset if unit.part else 0),
-                      dict(outcomes), frozenset(rules))
+                      dict(outcomes), frozenset(rules), frozenset(flags))
 
 
 def _unit_job(spec_root: str, unit: Unit, slot: int, plan: Plan, seed: int, folder: str
@@ -228,7 +237,8 @@ def assemble_file(path: Path, header: Header, parts: Sequence[UnitResult]) -> Fi
     outcomes: Counter[str] = Counter()
     for p in parts:
         outcomes.update(p.outcomes)
-    final = Header(header.instruction, header.spec_version, header.generator, count)
+    final = Header(header.instruction, header.spec_version, header.generator, count,
+                   notes_for(f for p in parts for f in p.flags))
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as out:
@@ -247,42 +257,20 @@ def assemble_file(path: Path, header: Header, parts: Sequence[UnitResult]) -> Fi
     return FileReport(path.name, count, sha, size, dict(outcomes))
 
 
-class Progress:
-    """A one-line progress bar on a terminal: vectors made, rate, estimated share done."""
-
-    def __init__(self, stream: TextIO, expected: int) -> None:
-        self.stream = stream
-        self.expected = max(expected, 1)
-        self.start = time.monotonic()
-
-    def show(self, count: int, done_files: int, files: int) -> None:
-        share = min(count / self.expected, 1.0)
-        bar = "#" * int(share * 30)
-        rate = count / max(time.monotonic() - self.start, 1e-9)
-        self.stream.write(f"\r[{bar:<30}] {count:>9} vectors {rate:>7.0f}/s  "
-                          f"{done_files}/{files} files")
-        self.stream.flush()
-
-    def finish(self, count: int, files: int) -> None:
-        self.expected = count
-        self.show(count, files, files)
-        self.stream.write("\n")
-        self.stream.flush()
-
-
 def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
 def generate(out: Path, *, level: int = 1, seed: int = DEFAULT_SEED, spec: Spec | None = None,
-             instructions: Sequence[str] | None = None, progress: TextIO | None = None,
+             instructions: Sequence[str] | None = None,
              jobs: int | None = None, on_progress: Callable[[int], None] | None = None,
              plan: Plan | None = None) -> list[FileReport]:
     """Write one ``<instruction>.jsonl`` per instruction and ``MANIFEST.json`` into ``out``.
 
     The work is split in units (a file's systematic part, its random chunks) run on ``jobs``
     processes; each unit streams to a part file, and the parts are joined in order, so memory
-    stays flat and the output does not depend on ``jobs``.
+    stays flat and the output does not depend on ``jobs``. ``on_progress`` receives the number
+    of vectors made so far, a few times a second.
     """
     spec = spec or load_default()
     plan = plan or PLANS[level]
@@ -291,7 +279,7 @@ def generate(out: Path, *, level: int = 1, seed: int = DEFAULT_SEED, spec: Spec 
     staging = Path(tempfile.mkdtemp(dir=out, prefix=".generate."))
     try:
         reports = _generate_into(staging, spec, plan, names, level, seed, instructions,
-                                 progress, jobs, on_progress)
+                                 jobs, on_progress)
         _move_in(staging, out, [f"{name}.jsonl" for name in names] + [MANIFEST])
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -314,27 +302,22 @@ def _move_in(staging: Path, out: Path, names: Sequence[str]) -> None:
 
 
 def _generate_into(out: Path, spec: Spec, plan: Plan, names: list[str], level: int, seed: int,
-                   instructions: Sequence[str] | None, progress: TextIO | None,
+                   instructions: Sequence[str] | None,
                    jobs: int | None, on_progress: Callable[[int], None] | None
                    ) -> list[FileReport]:
     work = units(spec, names, plan)
     jobs = jobs or default_jobs()
     counters = multiprocessing.RawArray("q", len(work))
-    expected = len(names) * SYSTEMATIC_ESTIMATE + plan.random_cases * len(names)
-    bar = Progress(progress, expected) if progress is not None else None
     results: dict[Unit, UnitResult] = {}
     try:
         if jobs == 1:
             _init_worker(counters)
             for slot, unit in enumerate(work):
                 results[unit] = run_unit(spec, unit, slot, plan, seed, out)
-                if bar is not None:
-                    bar.show(sum(counters), 0, len(names))
                 if on_progress is not None:
                     on_progress(sum(counters))
         else:
-            _run_parallel(spec, work, counters, jobs, plan, seed, out, results, bar, names,
-                          on_progress)
+            _run_parallel(spec, work, counters, jobs, plan, seed, out, results, on_progress)
     except BaseException:
         for r in results.values():
             Path(r.path).unlink(missing_ok=True)
@@ -350,8 +333,6 @@ def _generate_into(out: Path, spec: Spec, plan: Plan, names: list[str], level: i
         header = Header(name, spec.version, {"name": GENERATOR, "version": GENERATOR_VERSION,
                                              "seed": seed, "level": level}, 0)
         reports.append(assemble_file(out / f"{name}.jsonl", header, parts))
-    if bar is not None:
-        bar.finish(sum(r.count for r in reports), len(names))
     if instructions is None:
         wanted = {r for name in names for r in rule_ids(spec, name)}
         missing = sorted(wanted - rules)
@@ -370,7 +351,6 @@ def _init_pool_worker(counters: Any) -> None:
 
 def _run_parallel(spec: Spec, work: Sequence[Unit], counters: Any, jobs: int, plan: Plan,
                   seed: int, out: Path, results: dict[Unit, UnitResult],
-                  bar: Progress | None, names: Sequence[str],
                   on_progress: Callable[[int], None] | None) -> None:
     """Run the units on a pool of ``jobs`` processes. On any exception (a failed unit, Ctrl-C,
     SIGTERM) the workers are terminated and joined before it propagates, so none is left
@@ -389,10 +369,6 @@ def _run_parallel(spec: Spec, work: Sequence[Unit], counters: Any, jobs: int, pl
                     del pending[unit]
             if pending:
                 next(iter(pending.values())).wait(0.25)
-            if bar is not None:
-                finished = sum(1 for n in names if all(
-                    u in results for u in work if u.instruction == n))
-                bar.show(sum(counters), finished, len(names))
             if on_progress is not None:
                 on_progress(sum(counters))
         pool.close()

@@ -15,7 +15,7 @@ vkd3d-shader, dispatch one thread group on lavapipe, decode the final state.
 * **Isolation.** lavapipe does not bounds-check groupshared memory; an out-of-bounds ``g#``
   access can crash the process. The adapter asks the oracle which clauses an instance fires
   (only to choose where to run it) and runs instances that leave shared memory undefined in a
-  child process (`sm5.conformance.vkd3d.child`): a crash becomes an ``error`` result and the run
+  child process (`sm5.conformance.vkd3d.child`): a crash becomes a ``crash`` result and the run
   goes on.
 * **Unsupported.** A vector a compute harness cannot express (a helper invocation), and an
   opcode the translator does not know (Debian's vkd3d-compiler 1.2 lacks the later double
@@ -277,7 +277,9 @@ class Vkd3dLavapipe:
             try:
                 return self._isolated.run(spirv, bindings, timeout=limit)
             except ChildFailed as exc:
-                raise _Skip(Result.error(f"{exc.reason} ({why})")) from None
+                broken = {"crash": Result.crash, "timeout": Result.timeout}.get(exc.kind,
+                                                                               Result.error)
+                raise _Skip(broken(f"{exc.reason} ({why})")) from None
         try:
             return self._runner.run(spirv, bindings)
         except VulkanRunError as exc:

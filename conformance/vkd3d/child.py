@@ -55,11 +55,13 @@ Reply = dict[str, Any]
 
 
 class ChildFailed(Exception):
-    """The child process crashed, timed out or answered something unreadable."""
+    """The child process crashed, timed out or answered something unreadable (``kind``: the
+    conformance result it is: ``crash``, ``timeout`` or ``error``)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, kind: str = "error") -> None:
         super().__init__(reason)
         self.reason = reason
+        self.kind = kind
 
 
 # --------------------------------------------------------------------------- wire format
@@ -137,9 +139,9 @@ def _output_from_json(doc: Mapping[str, Any]) -> RunOutput:
 def outputs_of(reply: Mapping[str, Any], expected: Sequence[BufferBinding]) -> list[RunOutput]:
     """The outputs of a zygote reply; raises ChildFailed for any other kind of reply."""
     if "crashed" in reply:
-        raise ChildFailed(f"process crashed (signal {reply['crashed']})")
+        raise ChildFailed(f"process crashed (signal {reply['crashed']})", "crash")
     if "timeout" in reply:
-        raise ChildFailed(f"process timed out after {reply['timeout']:g} s")
+        raise ChildFailed(f"process timed out after {reply['timeout']:g} s", "timeout")
     if "error" in reply:
         raise ChildFailed(f"child: {reply['error']}")
     try:

@@ -8,7 +8,8 @@ wrong-id (answers another id), chatty (an extra line after the reply), flood (10
 then a correct answer), flood-crash (the same, then exit code 3), orphan (forks a grandchild
 that holds standard output and error open for an hour, writes its pid to the file named by
 $SM5_TEST_PIDFILE, then exits with code 3), out-of-order (answers the previous request's id
-first, then this one). A TRIGGER of "/" matches every vector.
+first, then this one). A TRIGGER of "/" matches every vector. With ``record FILE`` it answers
+every request correctly and appends each request line, as received, to FILE.
 """
 
 import json
@@ -24,6 +25,9 @@ mode, trigger = (sys.argv[1], sys.argv[2]) if len(sys.argv) == 3 else ("", "\0")
 oracle = OracleImplementation()
 previous = None
 for line in sys.stdin:
+    if mode == "record":
+        with open(trigger, "a", encoding="utf-8", newline="") as record:
+            record.write(line)
     request = json.loads(line)
     if trigger in request["id"]:
         if mode == "crash":
