@@ -115,18 +115,19 @@ def test_an_uncovered_clause_says_why(page: ClauseRows) -> None:
     for row in uncovered:
         assert "why uncovered:" in row.content
     # store_structured has 9 vectors in report_inputs, none of which misaligns a g# write.
+    row = page.rows["store_structured.tgsm_structured.misaligned"]
     assert ("why uncovered: no vector generated for this clause: none of the 9 vectors of "
-            "store_structured lists it") in page.rows["store_structured.tgsm.misaligned"].content
+            "store_structured lists it") in row.content
 
 
 @pytest.mark.parametrize(("clause_id", "statuses"), [
     # uav_bounds has a proved partition theorem, and vector 0000 covers the clause.
-    ("store_structured.uav.in_bounds", {"proved", "tested"}),
+    ("store_structured.uav_structured.in_bounds", {"proved", "tested"}),
     # Same group; its outcome (resource_undefined) leaves the UAV free.
-    ("store_structured.uav.oob_offset", {"proved", "tested", "undefined"}),
+    ("store_structured.uav_structured.oob_offset", {"proved", "tested", "undefined"}),
     # tgsm_bounds' partition theorem timed out: tested and undefined by design, not proved.
-    ("store_structured.tgsm.out_of_bounds", {"tested", "undefined"}),
-    ("store_structured.tgsm.in_bounds", {"tested"}),
+    ("store_structured.tgsm_structured.out_of_bounds", {"tested", "undefined"}),
+    ("store_structured.tgsm_structured.in_bounds", {"tested"}),
     # A proved in_bounds theorem names this clause.
     ("imm_atomic_iadd.uav_raw.in_bounds", {"proved", "tested"}),
     ("imm_atomic_iadd.uav_raw.out_of_bounds", {"tested", "undefined"}),
@@ -142,7 +143,7 @@ def test_status_follows_the_rules(page: ClauseRows, clause_id: str, statuses: se
 
 
 def test_undefined_by_design_is_explained_and_lists_its_vectors(page: ClauseRows) -> None:
-    row = page.rows["store_structured.uav.oob_offset"]
+    row = page.rows["store_structured.uav_structured.oob_offset"]
     assert "undefined by design: resource_undefined" in row.content
     assert "store_structured/synthetic/0002" in row.content
 
@@ -155,7 +156,7 @@ def _results(report: Report, clause_id: str, impl: str) -> ImplCell:
 def test_per_implementation_results_per_clause(page: ClauseRows, report: Report) -> None:
     impls = [i.impl for i in report.implementations]
     assert impls == ["atomic_returns_new", "divergent", "oracle"]
-    divergent = _results(report, "store_structured.uav.oob_offset", "divergent")
+    divergent = _results(report, "store_structured.uav_structured.oob_offset", "divergent")
     assert divergent.counts == (("fail", 1),)
     assert [i.vector_id for i in divergent.issues] == ["store_structured/synthetic/0002"]
     assert divergent.issues[0].diffs == ("u0[3]: expected any, observed 0x1",)
@@ -201,9 +202,10 @@ def test_matrices(report: Report) -> None:
     assert _cell(listed, ".xyzw", 4)[2] == "na"
     outcomes = report.outcome_grid
     assert outcomes.columns[:3] == ("defined", "no_write", "resource_undefined")
-    assert _cell(outcomes, "store_structured", 2) == ("2", "", "h1")
-    assert _cell(outcomes, "store_structured", 6) == ("3", "", "h1")  # rejected
-    assert _cell(outcomes, "dmovc", 1)[2] == "na"  # dmovc never yields no_write
+    column = outcomes.columns.index
+    assert _cell(outcomes, "store_structured", column("resource_undefined")) == ("2", "", "h1")
+    assert _cell(outcomes, "store_structured", column("rejected")) == ("3", "", "h1")
+    assert _cell(outcomes, "dmovc", column("no_write"))[2] == "na"  # dmovc never yields it
 
 
 def test_proofs_and_mutants_sections(report: Report, inputs: Inputs) -> None:
@@ -256,10 +258,11 @@ def test_spec_text_and_reasons_are_escaped(tmp_path: Path, inputs: Inputs) -> No
     shutil.copytree(default_root(), root, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
     yaml_path = root / "instructions" / "store_structured.yaml"
     text = yaml_path.read_text(encoding="utf-8")
-    clause_text = 'text: "A misaligned byte offset on g#: all shared memory becomes undefined."'
+    overrides = "    clauses:\n"  # the instruction's own text for a shared clause
     defect = "defect: \"'casued' for 'caused'.\""
-    assert text.count(clause_text) == 1 and text.count(defect) == 1
-    text = text.replace(clause_text, 'text: "<script>alert(1)</script> misaligned g#"')
+    assert text.count(overrides) == 1 and text.count(defect) == 1
+    text = text.replace(overrides, overrides + "      tgsm_structured.misaligned: "
+                        "{text: \"<script>alert(1)</script> misaligned g#\"}\n")
     text = text.replace(defect, 'defect: "<script>alert(1)</script> typo"')
     yaml_path.write_text(text, encoding="utf-8")
     spec = load_spec(root)
@@ -308,7 +311,7 @@ def test_crash_and_timeout_are_listed_as_failures(tmp_path: Path, inputs: Inputs
         "status": "timeout", "reason": "no reply within the time-out of 10 s"}
     path = write_json(tmp_path / "crashing.json", doc)
     report = gather(spec, inputs.vectors, results_jsons=[path])
-    crash = _results(report, "store_structured.uav.oob_offset", "crashing")
+    crash = _results(report, "store_structured.uav_structured.oob_offset", "crashing")
     assert crash.counts == (("crash", 1),)
     assert crash.tone == "bad"
     assert [(i.vector_id, i.status) for i in crash.issues] == [

@@ -150,7 +150,7 @@ def test_schema_rejects_malformed_vectors() -> None:
 
 
 def test_schema_outcomes_are_the_oracle_vocabulary() -> None:
-    from sm5.oracle.clauses import OUTCOMES
+    OUTCOMES = load_default().model.outcome_names
 
     defs = validator().schema
     schema_text = json.dumps(defs)

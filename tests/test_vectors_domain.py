@@ -71,16 +71,18 @@ def test_cells_cover_every_target_and_runtime() -> None:
 
 def test_store_structured_index_boundaries() -> None:
     sem = SPEC.instruction("store_structured").semantics
-    env = {"index": 0, "offset": 0, "components": 2, "stride": 16, "count": 4, "file": "u"}
-    got = values(domain.Boundaries(sem).candidates("index", env))
+    env = {"addr0": 0, "addr1": 0, "components": 2, "size": 0, "stride": 16, "count": 4,
+           "file": "u", "kind": "structured"}
+    got = values(domain.Boundaries(sem).candidates("addr0", env))
     # count - 1, count, count + 1; 2^32 - 1; where 16 * index crosses 2^32 (naive wrap)
     assert {3, 4, 5, U32_MAX, 0x10000000, 0x0FFFFFFF} <= got
 
 
 def test_store_structured_offset_boundaries() -> None:
     sem = SPEC.instruction("store_structured").semantics
-    env = {"index": 0, "offset": 0, "components": 1, "stride": 16, "count": 4, "file": "u"}
-    cands = domain.Boundaries(sem).candidates("offset", env)
+    env = {"addr0": 0, "addr1": 0, "components": 1, "size": 0, "stride": 16, "count": 4,
+           "file": "u", "kind": "structured"}
+    cands = domain.Boundaries(sem).candidates("addr1", env)
     got = values(cands)
     # stride - 4 (last aligned in bounds), stride, 2^32 - 4, misalignments 1..3 at 0 and at
     # the boundary
@@ -91,8 +93,8 @@ def test_store_structured_offset_boundaries() -> None:
 
 def test_atomic_add_wrap_boundaries() -> None:
     sem = SPEC.instruction("imm_atomic_iadd").semantics
-    env = {"addr0": 0, "addr1": 0, "value": 1, "old": 0, "size": 16, "stride": 16, "count": 4,
-           "file": "u", "kind": "raw", "invocation": "active"}
+    env = {"addr0": 0, "addr1": 0, "components": 1, "value": 1, "old": 0, "size": 16,
+           "stride": 16, "count": 4, "file": "u", "kind": "raw", "invocation": "active"}
     got = values(domain.Boundaries(sem).candidates("old", env))
     # old + 1 crosses 2^32 at old = 2^32 - 1; signed overflow at 0x7fffffff / 0x80000000
     assert {U32_MAX - 1, U32_MAX, 0x7FFFFFFF, 0x80000000} <= got
@@ -133,5 +135,5 @@ def test_explorer_reaches_every_clause_with_boundaries() -> None:
         fired = {c for p in points for c in p.clauses}
         assert fired == {c.id for c in SPEC.instruction(name).clauses}, name
     store = list(Explorer(SPEC, "store_structured", LEVEL_BUDGETS[1]).points())
-    in_bounds = [p.env for p in store if "store_structured.uav.in_bounds" in p.clauses]
-    assert any(e["index"] == e["count"] - 1 and e["count"] > 1 for e in in_bounds)
+    in_bounds = [p.env for p in store if "store_structured.uav_structured.in_bounds" in p.clauses]
+    assert any(e["addr0"] == e["count"] - 1 and e["count"] > 1 for e in in_bounds)

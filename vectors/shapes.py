@@ -11,6 +11,7 @@ instance that breaks that rule alone.
 
 from __future__ import annotations
 
+import ast
 import itertools
 import math
 from collections.abc import Iterator, Sequence
@@ -31,6 +32,7 @@ from sm5.vectors.instances import (
     Slot,
     Unrealizable,
     ZeroChooser,
+    resource_declaration,
 )
 
 
@@ -288,7 +290,7 @@ def moves(spec: Spec, shape: Shape) -> Iterator[Move]:
                     yield Move(f"{op.name} declared {kind}", shape.with_slot(i, _resource_slot(
                         spec, shape.instruction, slot.file, slot.index or 0, kind,
                         slot.components)))
-            numbers = {1, runtime.uav_slots - 1, runtime.uav_slots} if slot.file == "u" else {1}
+            numbers = {1, *_slot_limits(spec, slot, runtime.uav_slots)}
             for n in sorted(numbers - {slot.index}):
                 yield Move(f"{op.name} register {slot.file}{n}",
                            shape.with_slot(i, replace(slot, index=n)))
@@ -341,6 +343,27 @@ def moves(spec: Spec, shape: Shape) -> Iterator[Move]:
     temps = [s.index for s in shape.slots if s.file == "r" and s.index is not None]
     if temps:
         yield Move(f"dcl_temps {max(temps)}", replace(shape, temps=max(temps)))
+
+
+def _slot_limits(spec: Spec, slot: Slot, uav_slots: int) -> set[int]:
+    """Register numbers at the edge of the slot rules of the slot's declaration: the last legal
+    and the first illegal number of every ``index`` comparison (``index >= uav_slots``)."""
+    try:
+        declaration = resource_declaration(spec, slot).name
+    except Unrealizable:
+        return set()
+    out: set[int] = set()
+    for rule in spec.declarations.rules:
+        if declaration not in rule.applies or rule.reject_if is None or \
+                "index" not in rule.reject_if.names:
+            continue
+        limits = [n.value for n in ast.walk(rule.reject_if.tree)
+                  if isinstance(n, ast.Constant) and isinstance(n.value, int)
+                  and not isinstance(n.value, bool) and n.value > 1]
+        if "uav_slots" in rule.reject_if.names:
+            limits.append(uav_slots)
+        out |= {n for limit in limits for n in (limit - 1, limit)}
+    return out
 
 
 def _dimension_moves(spec: Spec, shape: Shape, i: int, stage: str, model: int
