@@ -47,7 +47,7 @@ def test_stderr_flood_keeps_the_tail_and_counts_the_rest() -> None:
     finally:
         impl.close()
     reason = verdicts[VICTIM].reason
-    assert verdicts[VICTIM].status == "fail"
+    assert verdicts[VICTIM].status == "crash"
     assert "exited with code 3" in reason
     assert "earlier bytes dropped" in reason and reason.endswith("the last line of the flood")
     assert len(reason) < 2000
@@ -80,7 +80,7 @@ def test_grandchild_holding_stdout_is_killed_and_does_not_stall(tmp_path: Path,
         start = time.monotonic()
         verdict = run_vector(impl, victim)
         elapsed = time.monotonic() - start
-        assert verdict.status == "fail"
+        assert verdict.status == "crash"
         assert "exited with code 3" in verdict.reason
         assert elapsed < 15, f"waited {elapsed:.1f} s: the time-out, not the child's exit"
         grandchild = int(pidfile.read_text())

@@ -86,6 +86,8 @@ class NaiveTranslator:
                                           f"{instruction.name}")
         except Sm5Error as exc:
             return Result.error(str(exc))
+        except (KeyError, IndexError, ValueError) as exc:  # an illegal instance let through
+            return Result.error(f"the naive translator cannot execute this instance: {exc!r}")
         return Result.of_state(machine.to_json())
 
     def instruction(self, program: Program) -> Instruction:
