@@ -36,8 +36,14 @@ def spec_ids() -> set[str]:
     return ids
 
 
+CATEGORIES = ("boundary", "mask-swizzle", "registers", "cell", "reject", "witness", "random",
+              "regression", "limit", "alias", "illegal")
+
+
 def test_rule_clause_and_erratum_ids_exist(text: str) -> None:
-    named = {m for m in DOTTED.findall(text) if not m.endswith(FILE_SUFFIXES)}
+    # JUnit class names (`<instruction>.<category>`) are not spec ids
+    named = {m for m in DOTTED.findall(text) if not m.endswith(FILE_SUFFIXES)
+             and m.split(".", 1)[1] not in CATEGORIES}
     assert named, "the README names spec ids"
     assert sorted(named - spec_ids()) == []
 

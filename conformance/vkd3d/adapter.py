@@ -64,6 +64,7 @@ from sm5.oracle.executor import execute
 from sm5.oracle.harness import Harness, build_harness, decode_state
 from sm5.oracle.options import positive_seconds
 from sm5.oracle.program import Program
+from sm5.oracle.spec import load_default
 from sm5.oracle.state import MachineState, state_from_json, state_to_json
 from sm5.vectors.format import Vector
 
@@ -142,7 +143,15 @@ def needs_isolation(program: Program, state: MachineState, target: str, runtime:
         execution = execute(program, state, target=target, runtime=runtime)
     except Sm5Error:
         return True
-    return execution.rejected or ISOLATED_OUTCOME in execution.outcomes
+    if execution.rejected or ISOLATED_OUTCOME in execution.outcomes:
+        return True
+    # A read outside a g# leaves only its result undefined, but lavapipe reads outside the
+    # workgroup array all the same: any g# access the oracle does not call exact is isolated.
+    spec = load_default()
+    touches_shared = any(op.file in spec.model.shared_memory_files
+                         for ins in program.instructions if ins.name in spec.instructions
+                         for op in ins.operands)
+    return touches_shared and execution.outcomes != ("defined",)
 
 
 def _canary_reason(register: str, diff: Sequence[tuple[int, int, int]]) -> str:
