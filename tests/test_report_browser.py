@@ -124,7 +124,8 @@ def test_instruction_filter_and_search(page: Any, spec: Spec) -> None:
     assert page.locator("#no-clauses").is_visible()
     page.select_option("#f-ins", "")
     oob_offset = [c.id for c in spec.all_clauses() if "oob_offset" in c.id]
-    assert visible_rows(page) == len(oob_offset) == 2
+    assert len(oob_offset) > 1  # every instruction on the shared structured bounds has one
+    assert visible_rows(page) == len(oob_offset)
     page.fill("#f-search", "")
     assert visible_rows(page) == total_clauses()
 
