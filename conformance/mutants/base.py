@@ -40,7 +40,8 @@ class Machine:
     def of(cls, doc: dict[str, Any]) -> Machine:
         registers = {k: list(v) for k, v in doc.items() if k.startswith("r")}
         resources = {k: {**v, "data": list(v["data"])} for k, v in doc.items()
-                     if k[0] in "ug" and isinstance(v, dict)}
+                     if k.rstrip("0123456789") in load_default().model.resource_files
+                     and isinstance(v, dict)}
         return cls(registers, resources, str(doc.get("invocation", "active")))
 
     def to_json(self) -> dict[str, Any]:
