@@ -655,3 +655,40 @@ def _name_moduli(rules: Iterable[Rule], name: str) -> set[int]:
                     isinstance(node.right, ast.Constant) and isinstance(node.right.value, int):
                 out.add(node.right.value)
     return out
+
+
+def declaration_edges(rules: Sequence[Rule], name: str, env: Mapping[str, Value]
+                      ) -> tuple[int, ...]:
+    """Values of a declaration variable on both sides of every comparison of ``rules`` that
+    reads it (``root - 1``, ``root``, ``root + 1``), one modulus step either side of the root
+    and every residue in the two steps above it (``stride`` 1, 2, 3 and 5, 6, 7: a check of
+    ``stride < 4`` instead of the alignment is caught too), in the context ``env``;
+    non-negative, sorted.
+
+    Unlike :func:`declaration_candidates` (first illegal values, for one breaker per rule) this
+    keeps the last legal value too, so a vector sits exactly at each limit.
+    """
+    found: set[int] = set()
+    moduli = _name_moduli(rules, name)
+    for node, text in _compares(rules):
+        for left, right in itertools.pairwise([node.left, *node.comparators]):
+
+            def difference(x: int, left: ast.expr = left, right: ast.expr = right,
+                           text: str = text) -> int | None:
+                trial = dict(env)
+                trial[name] = x
+                a, b = _integer_value(left, trial, text), _integer_value(right, trial, text)
+                return None if a is None or b is None else a - b
+
+            root = _root_of(difference)
+            if root is None:
+                continue
+            low, high = math.floor(root), math.ceil(root)
+            found.update({low - 1, low, high, high + 1})
+            for m in moduli:
+                if m > 1:
+                    aligned = low - low % m
+                    found.update({aligned - m, aligned + m})
+                    found.update(aligned + k for k in range(1, m))
+                    found.update(aligned + m + k for k in range(1, m))
+    return tuple(sorted(v for v in found if v >= 0))

@@ -32,8 +32,10 @@ from sm5.vectors.instances import Case
 from sm5.vectors.points import LEVEL_BUDGETS, Budget, Explorer, check_coverage
 from sm5.vectors.sections import (
     Pool,
+    alias_cases,
     boundary_cases,
     cell_cases,
+    limit_cases,
     load_witnesses,
     mask_swizzle_cases,
     random_cases,
@@ -117,6 +119,8 @@ def systematic_cases(spec: Spec, name: str, plan: Plan, seed: int
         ("registers", register_cases(spec, name, pool, seed)),
         ("cell", cell_cases(spec, name, pool, seed)),
         ("reject", reject_cases(spec, name, seed)),
+        ("limit", limit_cases(spec, name, pool, seed)),
+        ("alias", alias_cases(spec, name, pool, seed)),
         ("witness", witness_cases(spec, name, load_witnesses(spec, name), seed)),
     ]
     for section, cases in sections:

@@ -119,7 +119,7 @@ def _dims(p: Point, kind: str) -> Dims:
     return Dims(count=_int(p, "count"), size=4 * _int(p, "count"))
 
 
-def _resource_inputs(ins: InstructionSpec) -> dict[str, dict[str, str]]:
+def resource_inputs(ins: InstructionSpec) -> dict[str, dict[str, str]]:
     """operand -> {field: input name} for the inputs read from a resource."""
     out: dict[str, dict[str, str]] = {}
     for item in ins.semantics.inputs:
@@ -163,7 +163,7 @@ def conform(spec: Spec, shape: Shape, points: Sequence[Point]) -> Shape:
                 on = bool(p[item.name])
                 slot = replace(slot, neg=on) if b.field == "neg" else replace(slot, abs=on)
                 shape = shape.with_slot(i, slot)
-    for operand, fields in _resource_inputs(ins).items():
+    for operand, fields in resource_inputs(ins).items():
         kind = str(p[fields["kind"]]) if "kind" in fields else shape.slots[
             _position(ins, operand)].kind
         file = str(p[fields["file"]]) if "file" in fields else shape.slots[
@@ -217,7 +217,7 @@ def place(asm: Assembler, points: Sequence[Point]) -> None:
 def words(spec: Spec, name: str, p: Point) -> int:
     """The words of the resources a point's inputs describe."""
     total = 0
-    for fields in _resource_inputs(spec.instruction(name)).values():
+    for fields in resource_inputs(spec.instruction(name)).values():
         kind = str(p[fields["kind"]]) if "kind" in fields else "structured"
         dims = _dims(p, kind)
         total += max(dims.size, dims.stride * dims.count) // 4

@@ -8,6 +8,12 @@
 ``reject``       for every legality rule the first instance breaking it alone (else with the
                  fewest other rules), every illegal mask, swizzle, modifier set, register file
                  and typed return type / format;
+``limit``        every declared resource at the edges of its declaration rules (zero, misaligned,
+                 the last legal and the first illegal value of every limit, several
+                 declarations whose sizes add up to a total limit): executed where legal,
+                 must-reject where not;
+``alias``        a destination register that is also a source, for every pair of register
+                 operands whose roles allow it;
 ``witness``      every witness of every theorem of ``sm5.oracle.proofs``;
 ``random``       seeded random legal instances and points.
 
@@ -24,15 +30,17 @@ from dataclasses import replace
 from typing import Any
 
 from sm5.oracle.rules import Value
-from sm5.oracle.spec import Spec
+from sm5.oracle.spec import OperandSpec, Spec
 from sm5.vectors import domain
 from sm5.vectors.instances import Case, Chooser, RandomChooser, Shape, Unrealizable
 from sm5.vectors.points import Explorer, Point
-from sm5.vectors.realize import assemble, conform, realize, realizer
+from sm5.vectors.realize import assemble, conform, realize, realizer, resource_inputs
 from sm5.vectors.shapes import (
     GenerationError,
     all_shapes,
+    cell_shapes,
     default_shape,
+    edge_shapes,
     find_breakers,
     legal_typed_pairs,
     moves,
@@ -287,6 +295,100 @@ def _reject_shapes(spec: Spec, name: str) -> Iterator[tuple[Shape, str]]:
     for move in moves(spec, base):
         if " file " in move.what:
             yield move.shape, move.what
+
+
+def limit_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator[Case]:
+    """One case per distinct edge (:func:`sm5.vectors.shapes.edge_shapes`) over the legal
+    shapes of every available cell: must-reject where a rule breaks, executed where the shape
+    is legal (a too strict validator fails those)."""
+    ch = section_rng(seed, name, "limit")
+    ins = spec.instruction(name)
+    lanes = realizer(spec, name).points
+    seen: set[tuple[object, ...]] = set()
+    for cell in domain.cells(spec, ins):
+        if not cell.available:
+            continue
+        for base in cell_shapes(spec, name, cell.target.name, cell.runtime):
+            for edge in edge_shapes(spec, base):
+                if edge.key in seen:
+                    continue
+                seen.add(edge.key)
+                note = f"{base.target} on {base.runtime}, {edge.what}"
+                if violations(spec, edge.shape):
+                    yield assemble(spec, edge.shape, ch, flags=("limit",), note=note)
+                    continue
+                points = pool.compatible(edge.shape, ch, lanes(edge.shape),
+                                         _defined_only(spec, name))
+                if points is None:
+                    yield assemble(spec, edge.shape, ch, flags=("limit",), note=note)
+                    continue
+                envs_at = [_at_dimensions(spec, name, edge.shape, p.env) for p in points]
+                yield realize(spec, edge.shape, envs_at, ch, flags=("limit",), note=note)
+
+
+def _at_dimensions(spec: Spec, name: str, shape: Shape, env: dict[str, Value]
+                   ) -> dict[str, Value]:
+    """``env`` with the resource inputs (stride, count, size) of the shape's declarations, so
+    the realizer keeps the edge's dimensions."""
+    out = dict(env)
+    for operand, fields in resource_inputs(spec.instruction(name)).items():
+        slot = shape.slots[[op.name for op in spec.instruction(name).operands].index(operand)]
+        for field, input_name in fields.items():
+            if field in ("stride", "count", "size"):
+                out[input_name] = getattr(slot.dims, field)
+    return out
+
+
+def alias_shapes(spec: Spec, name: str) -> Iterator[tuple[Shape, str]]:
+    """Shapes of the default cell where a destination register is also a source: each source
+    that can be a temp alone on each destination (reading the component the destination
+    writes first, where its selection picks one), then every such source at once."""
+    ins = spec.instruction(name)
+    base = default_shape(spec, name)
+    for d, dst in enumerate(ins.operands):
+        dslot = base.slots[d]
+        if dst.role != "dst" or dslot.file != "r" or dslot.index is None:
+            continue
+        sources = [k for k, op in enumerate(ins.operands)
+                   if op.role == "src" and "r" in op.files]
+        every = base
+        for k in sources:
+            op = ins.operands[k]
+            slot = base.slots[k] if base.slots[k].file == "r" else replace(
+                base.slots[k], file="r", components=domain.default_components(op))
+            if op.selection == "select":
+                slot = replace(slot, components=dslot.components[:1])
+            slot = replace(slot, index=dslot.index, neg=False, abs=False)
+            every = every.with_slot(k, slot)
+            yield base.with_slot(k, slot), f"{op.name} is {dst.name}'s register {dslot.register}"
+            if op.selection == "swizzle":
+                for swz in _reading_first_written(op, dslot.components):
+                    yield (base.with_slot(k, replace(slot, components=swz)),
+                           f"{op.name} .{swz} reads what {dst.name} .{dslot.components} writes")
+        if len(sources) > 1:
+            yield every, f"every source is {dst.name}'s register {dslot.register}"
+
+
+def _reading_first_written(op: OperandSpec, mask: str) -> tuple[str, ...]:
+    """Legal swizzles of ``op`` made only of the first one or two letters ``mask`` writes
+    (``.wwww`` on ``.w``, ``.xyxy`` on ``.xyzw``): a source that reads them after an early
+    write sees the new value."""
+    wanted = (mask[:1] * 4, mask[:2] * 2)
+    legal = domain.legal_swizzles(op)
+    return tuple(dict.fromkeys(w for w in wanted if len(w) == 4 and w in legal))
+
+
+def alias_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator[Case]:
+    """Executed cases of :func:`alias_shapes` (legal ones only): the oracle reads every source
+    before it writes, so the expected state is the one of a machine that does."""
+    ch = section_rng(seed, name, "alias")
+    lanes = realizer(spec, name).points
+    for shape, note in alias_shapes(spec, name):
+        if violations(spec, shape):
+            continue
+        points = pool.compatible(shape, ch, lanes(shape), _defined_only(spec, name))
+        if points is not None:
+            yield realize(spec, shape, envs(points), ch, flags=("alias",), note=note)
 
 
 def witness_cases(spec: Spec, name: str, witnesses: Sequence[Witness], seed: int

@@ -493,3 +493,125 @@ def find_breakers(spec: Spec, name: str) -> tuple[Breaker, ...]:
     if missing:
         raise GenerationError(f"{name}: no instance breaks rule(s) {', '.join(missing)}")
     return tuple(best[r] for r in wanted if r in best)
+
+
+# ----------------------------------------------------------------------------------------------
+# Declarations at the edges of their rules
+
+
+#: Declaration-rule variables set by the context of a cell, never by a declaration.
+CONTEXT_VARIABLES = frozenset({"stage", "model", "runtime", "uav_slots"})
+#: How a declared number of ``declarations.yaml`` maps onto a resource's dimensions.
+DIMENSION_OF_NUMBER = {"stride": "stride", "count": "count", "bytes": "size"}
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A shape whose declarations put one rule variable at one edge value.
+
+    ``key`` identifies the edge across cells (file, kind, variable, value, rules broken), so a
+    limit is tested once per distinct verdict rather than once per cell."""
+
+    what: str
+    key: tuple[object, ...]
+    shape: Shape
+
+
+def _declared_bytes(slot: Slot) -> int:
+    return slot.dims.size if slot.kind == "raw" else slot.dims.stride * slot.dims.count
+
+
+def _whole_count(stride: int) -> int:
+    """The fewest structures of ``stride`` bytes that fill whole 32-bit words."""
+    return 4 // math.gcd(stride, 4) if stride else 1
+
+
+def _declaration_env(spec: Spec, shape: Shape, slot: Slot, decl: str) -> dict[str, Value]:
+    target = spec.model.target(shape.target)
+    runtime = spec.model.runtime(shape.runtime)
+    env: dict[str, Value] = {"stage": target.stage, "model": target.model,
+                             "runtime": runtime.name, "uav_slots": runtime.uav_slots,
+                             "index": slot.index or 0}
+    for number in spec.declarations.declarations[decl].numbers:
+        field = DIMENSION_OF_NUMBER.get(number)
+        if field is not None:
+            env[number] = getattr(slot.dims, field)
+    return env
+
+
+def _with_number(slot: Slot, number: str, value: int) -> Slot | None:
+    field = DIMENSION_OF_NUMBER.get(number)
+    if field is None:
+        return None
+    if field == "stride":
+        return replace(slot, dims=Dims(stride=value, count=_whole_count(value)))
+    if field == "count":
+        return replace(slot, dims=Dims(stride=slot.dims.stride, count=value))
+    return replace(slot, dims=Dims(size=value))
+
+
+def _sum_fillers(spec: Spec, shape: Shape, i: int, total: int, allowed: frozenset[str]
+                 ) -> Shape | None:
+    """``shape`` plus one more declaration of operand ``i``'s file whose size brings the sum
+    of that file's declared bytes to ``total`` (each declaration within its own rules): the
+    first resource kind of the file for which only rules in ``allowed`` break, or None."""
+    slot = shape.slots[i]
+    rest = -(-(total - _declared_bytes(slot)) // 4) * 4  # whole words: 32769 -> 32772
+    if rest <= 0:
+        return None
+    used = {s.index for s in (*shape.slots, *shape.extras) if s.file == slot.file}
+    index = min(n for n in range(len(used) + 1) if n not in used)
+    for kind in domain.kinds_of(spec, slot.file):
+        dims = Dims(size=rest) if kind == "raw" else Dims(stride=4, count=rest // 4)
+        extra = replace(_resource_slot(spec, shape.instruction, slot.file, index, kind),
+                        dims=dims)
+        trial = replace(shape, extras=(*shape.extras, extra))
+        if set(violations(spec, trial)) <= allowed:
+            return trial
+    return None
+
+
+def edge_shapes(spec: Spec, base: Shape) -> Iterator[Edge]:
+    """For every declared resource of ``base`` and every variable its declaration rules
+    compare, the shape with that variable at each edge value (:func:`domain.declaration_edges`).
+
+    A variable is a declared number (``stride``, ``count``, ``bytes``: the resource's
+    dimensions), the register number (``index``), or, for a variable no single declaration
+    writes, the sum of the declared bytes of the resource's file (several declarations, each
+    legal on its own, whose sizes add up to the edge value).
+    """
+    for i, slot in enumerate(base.slots):
+        if not (slot.kind and domain.is_resource_file(spec, slot.file)):
+            continue
+        decl = domain.declaration_of(spec, slot.file, slot.kind)
+        rules = [r for r in spec.declarations.rules
+                 if decl in r.applies and r.reject_if is not None]
+        numbers = spec.declarations.declarations[decl].numbers
+        names = sorted(set().union(*(r.reject_if.names for r in rules if r.reject_if))
+                       - CONTEXT_VARIABLES)
+        env = _declaration_env(spec, base, slot, decl)
+        for name in names:
+            reading = [r for r in rules if r.reject_if is not None and name in r.reject_if.names]
+            allowed = frozenset(r.id for r in reading)
+            trial_env = {**env, name: env.get(name, _declared_bytes(slot))}
+            for value in domain.declaration_edges([r.reject_if for r in reading if r.reject_if],
+                                                  name, trial_env):
+                shape: Shape | None
+                if name == "index":
+                    shape = base.with_slot(i, replace(slot, index=value))
+                elif name in numbers:
+                    moved = _with_number(slot, name, value)
+                    shape = None if moved is None else base.with_slot(i, moved)
+                else:
+                    shape = _sum_fillers(spec, base, i, value, allowed)
+                    if shape is not None:
+                        value = sum(_declared_bytes(s) for s in (*shape.slots, *shape.extras)
+                                    if s.file == slot.file and s.kind)
+                if shape is None:
+                    continue
+                broken = violations(spec, shape)
+                if broken == ("<unrealizable>",):
+                    continue
+                kind = slot.kind if name == "index" or name in numbers else ""
+                yield Edge(f"{slot.register} {slot.kind}: {name} {value}",
+                           (slot.file, kind, name, value, broken), shape)

@@ -103,6 +103,10 @@ class NaiveTranslator:
         for rule in violations(program, vector.target, vector.runtime, state):
             if not self.overlooks(rule, vector):
                 return rule.id
+        return self.also_rejects(program, vector)
+
+    def also_rejects(self, program: Program, vector: Vector) -> str | None:
+        """Validating mutants that are too strict reject some legal programs."""
         return None
 
     def overlooks(self, rule: LegalityRule, vector: Vector) -> bool:
@@ -219,6 +223,8 @@ class NaiveTranslator:
                 not self.atomic_performed(m.invocation):
             return
         mem = self.operand(ins, instruction, memory.operand)
+        if mem.register not in m.resources:
+            raise Sm5Error(f"{mem.register} is not a resource of the state")
         res = m.resources[mem.register]
         address = self.address(ins, instruction, memory, m)
         count = self.width(ins, instruction)
@@ -233,12 +239,7 @@ class NaiveTranslator:
             target = self.atomic_word(res, mem.register, address)
             if target is None or not 0 <= target < len(res["data"]):
                 return
-            old = res["data"][target]
-            new = self.combine(ins, old, self.source_values(ins, instruction, m))
-            res["data"][target] = new
-            if memory.returns is not None:
-                self.write_scalar(self.operand(ins, instruction, memory.returns),
-                                  self.atomic_returns(old, new), m)
+            self.read_modify_write(ins, instruction, m, res, target)
         else:
             assert memory.returns is not None
             dst = self.operand(ins, instruction, memory.returns)
@@ -247,6 +248,18 @@ class NaiveTranslator:
             for c in dst.components:
                 k = COMPONENTS.index(letters[COMPONENTS.index(c)])
                 m.registers[dst.register][COMPONENTS.index(c)] = window[k]
+
+    def read_modify_write(self, ins: InstructionSpec, instruction: Instruction, m: Machine,
+                          res: dict[str, Any], word: int) -> None:
+        """Read the sources and the old word, write the new word, then the returned value."""
+        memory = ins.semantics.memory
+        assert memory is not None
+        old = res["data"][word]
+        new = self.combine(ins, old, self.source_values(ins, instruction, m))
+        res["data"][word] = new
+        if memory.returns is not None:
+            self.write_scalar(self.operand(ins, instruction, memory.returns),
+                              self.atomic_returns(old, new), m)
 
     def atomic_performed(self, invocation: str) -> bool:
         """Helper and discarded invocations do not touch memory."""
