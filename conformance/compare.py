@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from sm5.conformance.expectations import NONE, Expectation, Expectations
+from sm5.conformance.guards import guard_diffs, without_guards
 from sm5.conformance.interface import Result
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.program import COMPONENTS
@@ -56,14 +57,20 @@ def applicable(vector: Vector, capabilities: frozenset[str]) -> str | None:
 
 
 def judge(vector: Vector, result: Result, expectations: Expectations = NONE,
-          capabilities: frozenset[str] = frozenset({"executes", "validates"})) -> Verdict:
-    """The verdict on ``result``, an implementation's answer to ``vector``."""
+          capabilities: frozenset[str] = frozenset({"executes", "validates"}),
+          request: Mapping[str, Any] | None = None) -> Verdict:
+    """The verdict on ``result``, an implementation's answer to ``vector``.
+
+    ``request`` is the state the implementation was sent (the vector's, with guard words around
+    its views: :mod:`sm5.conformance.guards`); when given, the answer must return every guard
+    word unchanged and hold no register or resource the request does not have.
+    """
     early = verdict_without_running(vector, expectations, capabilities)
     if early is not None:
         return early
     expectation = expectations.lookup(vector)
     raw = _rejection_verdict(vector, result) if vector.rejected else \
-        _execution_verdict(vector, result, capabilities)
+        _execution_verdict(vector, result, capabilities, request)
     return apply_expectation(raw, expectation)
 
 
@@ -110,7 +117,8 @@ def _rejection_verdict(vector: Vector, result: Result) -> Verdict:
                    "was accepted instead of rejected")
 
 
-def _execution_verdict(vector: Vector, result: Result, capabilities: frozenset[str]) -> Verdict:
+def _execution_verdict(vector: Vector, result: Result, capabilities: frozenset[str],
+                       request: Mapping[str, Any] | None) -> Verdict:
     if result.status == "unsupported":
         return Verdict("unsupported", result.reason)
     broken = _broken_run(result)
@@ -125,7 +133,15 @@ def _execution_verdict(vector: Vector, result: Result, capabilities: frozenset[s
     expected = vector.expect.get("state")
     if not isinstance(expected, dict):
         return Verdict("fail", "the vector has no expected state")
-    diffs = state_diffs(expected, result.state)
+    observed = result.state
+    outside: tuple[str, ...] = ()
+    if request is not None:
+        outside = guard_diffs(request, observed)
+        observed = without_guards(observed)
+    diffs = outside + state_diffs(expected, observed)
+    if outside:
+        return Verdict("fail", f"{len(outside)} write(s) outside the request's views and "
+                       f"registers", diffs)
     if diffs:
         return Verdict("fail", f"{len(diffs)} value(s) outside the acceptance sets", diffs)
     return Verdict("pass")

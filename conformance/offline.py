@@ -29,12 +29,12 @@ from typing import Any
 
 from sm5.conformance.compare import verdict_without_running
 from sm5.conformance.expectations import NONE, Expectations
+from sm5.conformance.guards import request_vector
 from sm5.conformance.interface import Result
-from sm5.conformance.protocol import REPLY_KINDS, request_line
+from sm5.conformance.protocol import REPLY_KINDS, reply_result, request_line
 from sm5.conformance.run import Shard, iter_selected
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.fileio import atomic_write_bytes
-from sm5.oracle.state import state_from_json
 from sm5.vectors.format import Vector
 
 #: Reply kinds a recorded answer may hold: the protocol's, and the two a runner may record.
@@ -59,7 +59,7 @@ def sent_vectors(files: Sequence[Path], *, shard: Shard | None = None,
 
 def requests_bytes(vectors: Iterable[Vector]) -> bytes:
     """The request lines, byte for byte as the protocol sends them."""
-    return b"".join(request_line(v) for v in vectors)
+    return b"".join(request_line(request_vector(v)) for v in vectors)
 
 
 def write_requests(path: Path, vectors: Iterable[Vector]) -> int:
@@ -75,17 +75,7 @@ def result_of_reply(doc: Mapping[str, Any]) -> Result:
     if len(kinds) != 1:
         return Result.error(f"the reply must hold exactly one of {', '.join(RECORDED_KINDS)}; "
                             f"it holds {', '.join(kinds) or 'none'}")
-    kind, value = kinds[0], doc[kinds[0]]
-    if kind == "state":
-        try:
-            state_from_json(value, where="reply.state")
-        except Sm5Error as exc:
-            return Result.error(f"the reply's state is malformed: {exc}")
-        return Result.of_state(value)
-    if not isinstance(value, str):
-        return Result.error(f"the reply's {kind} must be a string reason")
-    return {"rejected": Result.rejected, "unsupported": Result.unsupported,
-            "crash": Result.crash, "timeout": Result.timeout}[kind](value)
+    return reply_result(kinds[0], doc[kinds[0]])
 
 
 def load_replies(path: Path) -> dict[str, Result]:

@@ -29,6 +29,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sm5.conformance.guards import without_guards
 from sm5.conformance.interface import Result
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.state import state_from_json
@@ -94,6 +95,27 @@ class StderrTail:
             return ""
         return f"; stderr ({dropped} earlier bytes dropped): ...{text}" if dropped \
             else f"; stderr: {text}"
+
+
+def reply_result(kind: str, value: Any) -> Result:
+    """The :class:`Result` of one reply's answer (``kind`` is one of :data:`REPLY_KINDS`, or a
+    ``crash``/``timeout`` a runner recorded): a malformed state or reason is an error result.
+    A state is checked in its vector form; its views' guard words are judged later, against
+    the request (:func:`sm5.conformance.guards.guard_diffs`)."""
+    if kind == "state":
+        if not isinstance(value, dict):
+            return Result.error(f"the reply's state must be an object, got "
+                                f"{_excerpt(json.dumps(value).encode())}")
+        try:
+            state_from_json(without_guards(value), where="reply.state")
+        except Sm5Error as exc:
+            return Result.error(f"the reply's state is malformed: {exc}")
+        return Result.of_state(value)
+    if not isinstance(value, str):
+        return Result.error(f"the reply's {kind} must be a string reason, got "
+                            f"{_excerpt(json.dumps(value).encode())}")
+    return {"rejected": Result.rejected, "unsupported": Result.unsupported,
+            "crash": Result.crash, "timeout": Result.timeout}[kind](value)
 
 
 def request_of(vector: Vector) -> dict[str, Any]:
@@ -273,16 +295,7 @@ class SubprocessImplementation:
                            f"it holds {', '.join(kinds) or 'none'}")
         kind = kinds[0]
         value = doc[kind]
-        if kind == "state":
-            try:
-                state_from_json(value, where="reply.state")
-            except Sm5Error as exc:
-                return Result.error(f"the reply's state is malformed: {exc}")
-            return Result.of_state(value)
-        if not isinstance(value, str):
-            return Result.error(f"the reply's {kind} must be a string reason, got "
-                                f"{_excerpt(json.dumps(value).encode())}")
-        return Result.rejected(value) if kind == "rejected" else Result.unsupported(value)
+        return reply_result(kind, value)
 
     # -- diagnostics ---------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from sm5.conformance.compare import FAILING, VERDICTS, Verdict, judge, verdict_without_running
 from sm5.conformance.expectations import NONE, Expectations
+from sm5.conformance.guards import request_vector
 from sm5.conformance.interface import Closeable, Implementation, Result
 from sm5.conformance.protocol import ImplementationBroken
 from sm5.oracle.errors import Sm5Error
@@ -162,15 +163,16 @@ def run_vector(impl: Implementation, vector: Vector,
     early = verdict_without_running(vector, expectations, capabilities)
     if early is not None:
         return early
+    sent = request_vector(vector)
     try:
-        result = impl.run(vector)
+        result = impl.run(sent)
     except ImplementationBroken:  # the circuit breaker stops the whole run
         raise
     except Exception as exc:  # an implementation's bug is that vector's failure, not the run's
         result = Result.error(f"the implementation raised {type(exc).__name__}: {exc}")
     if not isinstance(result, Result):
         result = Result.error(f"run() returned {type(result).__name__}, not a Result")
-    return judge(vector, result, expectations, capabilities)
+    return judge(vector, result, expectations, capabilities, request=sent.state)
 
 
 @dataclass

@@ -40,9 +40,23 @@ def outcomes_table(spec: Spec) -> list[str]:
     return rows
 
 
+def mutants_table(spec: Spec) -> list[str]:
+    """Every bundled mutant with the first line of its docstring (the bug it models)."""
+    from sm5.conformance.mutants import MUTANTS
+
+    rows = ["| mutant | kind | the bug |", "|---|---|---|"]
+    for name, cls in MUTANTS.items():
+        doc = (cls.__module__ and sys.modules[cls.__module__].__doc__) or ""
+        summary = " ".join(doc.split("\n\n")[0].split()).removeprefix(f"{name}: ")
+        kind = "validator" if "validates" in cls.capabilities else "translator"
+        rows.append(f"| `{name}` | {kind} | {summary} |")
+    return rows
+
+
 TABLES: dict[str, Callable[[Spec], list[str]]] = {
     "instructions": instructions_table,
     "outcomes": outcomes_table,
+    "mutants": mutants_table,
 }
 
 

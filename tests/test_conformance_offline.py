@@ -13,6 +13,7 @@ import pytest
 from conformance_cases import all_vectors, write_vectors
 
 from sm5.cli import main
+from sm5.conformance.guards import request_vector
 from sm5.conformance.mutants import MUTANTS
 from sm5.conformance.offline import ReplayImplementation, load_replies
 from sm5.conformance.run import run
@@ -74,7 +75,7 @@ def test_failing_replies_give_the_live_verdicts_and_diffs(cases: Path, tmp_path:
     replies = tmp_path / "replies.jsonl"
     with replies.open("w", encoding="utf-8") as out:
         for vector in VECTORS:
-            result = mutant.run(vector)
+            result = mutant.run(request_vector(vector))  # what `sm5 requests` sends
             answer = result.state if result.status == "state" else result.reason
             out.write(json.dumps({"id": vector.id, result.status: answer}) + "\n")
     assert main(["conform", "--impl", "mutant:write_mask_ignored", "--vectors", str(cases),

@@ -66,7 +66,7 @@ def test_oracle_passes_and_node_ids_are_vector_ids(folder: Path) -> None:
 
 def test_failure_names_vector_program_clause_and_diff(folder: Path) -> None:
     proc = pytest_run(folder, "--sm5-impl=mutant:atomic_returns_new",
-                      "--sm5-vectors=cases.jsonl", "-q", "-k", "raw")
+                      "--sm5-vectors=cases.jsonl", "-q", "-k", "iadd and raw")
     assert proc.returncode == 1
     out = proc.stdout
     for text in ("fail: 1 value(s) outside the acceptance sets",

@@ -26,6 +26,7 @@ from spec_facts import operand_index, structured_address
 
 from sm5.conformance.compare import FAILING, Verdict, judge, verdict_without_running
 from sm5.conformance.expectations import NONE, Expectations, load_expectations
+from sm5.conformance.guards import request_vector
 from sm5.conformance.implementations import Unavailable, resolve
 from sm5.conformance.interface import Result
 from sm5.conformance.run import iter_selected, vector_files
@@ -89,7 +90,7 @@ def _run_golden(adapter: Vkd3dLavapipe, vectors: Sequence[Vector]) -> dict[str, 
     results: dict[str, Result | None] = {}
     for vector in vectors:
         early = verdict_without_running(vector, NONE, adapter.capabilities)
-        results[vector.id] = None if early is not None else adapter.run(vector)
+        results[vector.id] = None if early is not None else adapter.run(request_vector(vector))
     return results
 
 
@@ -164,7 +165,8 @@ def _verdict(vector: Vector, result: Result | None, expectations: Expectations) 
     if early is not None:
         return early
     assert result is not None
-    return judge(vector, result, expectations, CAPABILITIES)
+    return judge(vector, result, expectations, CAPABILITIES,
+                 request=request_vector(vector).state)
 
 
 def _covered(golden: GoldenRun, vector: Vector) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sm5.conformance.mutants.base import Machine, NaiveTranslator
+from sm5.conformance.mutants.base import Machine, NaiveTranslator, load, store
 from sm5.oracle.program import Instruction
 from sm5.oracle.spec import InstructionSpec
 
@@ -21,7 +21,7 @@ class AtomicDstWrittenFirst(NaiveTranslator):
                           res: dict[str, Any], word: int) -> None:
         memory = ins.semantics.memory
         assert memory is not None
-        old = res["data"][word]
+        old = load(res, word)
         if memory.returns is not None:
             self.write_scalar(self.operand(ins, instruction, memory.returns), old, m)
-        res["data"][word] = self.combine(ins, old, self.source_values(ins, instruction, m))
+        store(res, word, self.combine(ins, old, self.source_values(ins, instruction, m)))

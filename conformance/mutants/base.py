@@ -15,6 +15,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from sm5.conformance.guards import without_guards
 from sm5.conformance.interface import Result
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.errors import Sm5Error
@@ -42,6 +43,9 @@ class Machine:
         resources = {k: {**v, "data": list(v["data"])} for k, v in doc.items()
                      if k.rstrip("0123456789") in load_default().model.resource_files
                      and isinstance(v, dict)}
+        for res in resources.values():
+            if isinstance(res.get("guard"), dict):
+                res["guard"] = {side: list(words) for side, words in res["guard"].items()}
         return cls(registers, resources, str(doc.get("invocation", "active")))
 
     def to_json(self) -> dict[str, Any]:
@@ -49,6 +53,34 @@ class Machine:
         if self.invocation != "active":
             out["invocation"] = self.invocation
         return out
+
+
+def reachable(res: dict[str, Any], word: int) -> bool:
+    """Whether word ``word`` of a view (relative to its first word) lies in its allocation: the
+    view itself or the guard words around it (a real buffer holds more than the view)."""
+    guard = res.get("guard") or {}
+    return -len(guard.get("before", ())) <= word < len(res["data"]) + len(guard.get("after", ()))
+
+
+def _cell(res: dict[str, Any], word: int) -> tuple[list[int], int]:
+    data: list[int] = res["data"]
+    if 0 <= word < len(data):
+        return data, word
+    guard = res["guard"]
+    if word < 0:
+        return guard["before"], len(guard["before"]) + word
+    return guard["after"], word - len(data)
+
+
+def load(res: dict[str, Any], word: int) -> int:
+    """The word at ``word`` of a view's allocation (see :func:`reachable`)."""
+    words, i = _cell(res, word)
+    return words[i]
+
+
+def store(res: dict[str, Any], word: int, value: int) -> None:
+    words, i = _cell(res, word)
+    words[i] = value
 
 
 def f64(bits: int) -> float:
@@ -99,7 +131,7 @@ class NaiveTranslator:
 
     def rejects(self, program: Program, vector: Vector) -> str | None:
         """The first legality rule the instance breaks (the oracle's checker), or None."""
-        state = state_from_json(vector.state)
+        state = state_from_json(without_guards(vector.state))
         for rule in violations(program, vector.target, vector.runtime, state):
             if not self.overlooks(rule, vector):
                 return rule.id
@@ -229,22 +261,22 @@ class NaiveTranslator:
         address = self.address(ins, instruction, memory, m)
         count = self.width(ins, instruction)
         words = [w for w in self.access_words(res, mem.register, address, count)
-                 if 0 <= w < len(res["data"])]
+                 if reachable(res, w)]
         if memory.mode == "write":
             assert memory.value is not None
             values = self.swizzled(self.operand(ins, instruction, memory.value), m)
             for k, word in enumerate(words):
-                res["data"][word] = values[k]
+                store(res, word, values[k])
         elif memory.mode in ("rmw", "rmw_return"):
             target = self.atomic_word(res, mem.register, address)
-            if target is None or not 0 <= target < len(res["data"]):
+            if target is None or not reachable(res, target):
                 return
             self.read_modify_write(ins, instruction, m, res, target)
         else:
             assert memory.returns is not None
             dst = self.operand(ins, instruction, memory.returns)
             letters = (mem.components or "xyzw").ljust(4, (mem.components or "w")[-1])
-            window = [res["data"][w] for w in words] + [0] * (4 - len(words))
+            window = [load(res, w) for w in words] + [0] * (4 - len(words))
             for c in dst.components:
                 k = COMPONENTS.index(letters[COMPONENTS.index(c)])
                 m.registers[dst.register][COMPONENTS.index(c)] = window[k]
@@ -254,9 +286,9 @@ class NaiveTranslator:
         """Read the sources and the old word, write the new word, then the returned value."""
         memory = ins.semantics.memory
         assert memory is not None
-        old = res["data"][word]
+        old = load(res, word)
         new = self.combine(ins, old, self.source_values(ins, instruction, m))
-        res["data"][word] = new
+        store(res, word, new)
         if memory.returns is not None:
             self.write_scalar(self.operand(ins, instruction, memory.returns),
                               self.atomic_returns(old, new), m)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
 
+from sm5.conformance.guards import GUARD_KEY, without_guards
 from sm5.conformance.interface import Result
 from sm5.conformance.vkd3d.child import DEFAULT_TIMEOUT_S, ChildFailed, IsolatedRunner
 from sm5.conformance.vkd3d.shader import (
@@ -80,6 +81,9 @@ UNKNOWN_OPCODE = "Unrecognized opcode"
 #: Raw and structured UAVs are R32_UINT buffer views in vkd3d's translation.
 UNTYPED_VIEW_FORMAT: TexelFormat = "r32_uint"
 _SHOWN_CANARIES = 4
+#: Canary words the runner keeps on each side of a window at least (more for a request whose
+#: guard is longer: a structure of up to 2,048 bytes).
+CANARY_WORDS = 64
 #: Translated harness programs kept (the golden set has about 2,000 distinct ones).
 MAX_COMPILED = 8192
 #: The execution limit of an isolated dispatch, in seconds (``SM5_VKD3D_TIMEOUT`` sets it).
@@ -112,6 +116,7 @@ class Prepared:
     bindings: tuple[BufferBinding, ...]
     registers: tuple[str, ...]
     isolated: bool
+    guards: Mapping[str, Mapping[str, Sequence[int]]]
 
 
 class _Skip(Exception):
@@ -156,6 +161,32 @@ def needs_isolation(program: Program, state: MachineState, target: str, runtime:
                          for ins in program.instructions if ins.name in spec.instructions
                          for op in ins.operands)
     return touches_shared and execution.outcomes != ("defined",)
+
+
+def _guard_reach(guard: Mapping[str, Sequence[int]] | None) -> int:
+    if guard is None:
+        return 0
+    return max(len(guard["before"]), len(guard["after"]))
+
+
+def _in_guard(guard: Mapping[str, Sequence[int]], offset: int, size: int) -> bool:
+    """Whether the canary at ``offset`` (words from the window start) is a request guard word."""
+    return -len(guard["before"]) <= offset < 0 or size <= offset < size + len(guard["after"])
+
+
+def _read_back_guard(guard: Mapping[str, Sequence[int]], diff: Sequence[tuple[int, int, int]],
+                     size: int) -> dict[str, list[int]]:
+    """The request's guard words as the buffer holds them after the dispatch: the runner fills
+    the words around a window with its own canaries and reports each changed one, so a word is
+    the request's where its canary is intact and the value found where it changed."""
+    found = {offset: value for offset, _, value in diff}
+    before = list(guard["before"])
+    after = list(guard["after"])
+    for i in range(len(before)):
+        before[i] = found.get(i - len(before), before[i])
+    for i in range(len(after)):
+        after[i] = found.get(size + i, after[i])
+    return {"before": before, "after": after}
 
 
 def _canary_reason(register: str, diff: Sequence[tuple[int, int, int]]) -> str:
@@ -214,7 +245,7 @@ class Vkd3dLavapipe:
     def _prepare(self, vector: Vector) -> Prepared:
         try:
             program = parse_vector_program(tuple(vector.program))
-            state = state_from_json(vector.state)
+            state = state_from_json(without_guards(vector.state))
             harness = build_harness(program, state, runtime=vector.runtime)
         except NotExpressible as exc:
             reason = f"not expressible as a compute harness: {exc}"
@@ -227,6 +258,8 @@ class Vkd3dLavapipe:
                 f"{tgsm_words} words of g#: the harness copies at most {MAX_TGSM_WORDS} "
                 "(an unrolled copy of more takes minutes to compile on lavapipe)"))
         compiled = self._compile(harness.program)
+        guards = {name: value[GUARD_KEY] for name, value in vector.state.items()
+                  if isinstance(value, Mapping) and GUARD_KEY in value}
         bindings: list[BufferBinding] = []
         registers: list[str] = []
         uavs = [(b.register, b.data, texel_format(b.kind, b.format)) for b in harness.bindings]
@@ -241,10 +274,12 @@ class Vkd3dLavapipe:
                                                "needs null descriptors (VK_EXT_robustness2)"))
             number, kind = compiled.descriptors[register]
             bindings.append(BufferBinding(number, tuple(words), kind, texel_format=fmt,
-                                          null=not words))
+                                          null=not words,
+                                          guard_words=max(CANARY_WORDS,
+                                                          _guard_reach(guards.get(register)))))
             registers.append(register)
         isolated = needs_isolation(program, state, vector.target, vector.runtime)
-        return Prepared(harness, compiled, tuple(bindings), tuple(registers), isolated)
+        return Prepared(harness, compiled, tuple(bindings), tuple(registers), isolated, guards)
 
     def _compile(self, program: Program) -> Compiled:
         cached = self._compiled.get(program)
@@ -334,9 +369,16 @@ class Vkd3dLavapipe:
     def _result(self, prepared: Prepared, outputs: Sequence[RunOutput]) -> Result:
         harness = prepared.harness
         contents: dict[str, tuple[int, ...]] = {}
+        returned_guards: dict[str, dict[str, list[int]]] = {}
         for register, out in zip(prepared.registers, outputs, strict=True):
-            if not out.guard_intact:
-                return Result.error(_canary_reason(register, out.guard_diff))
+            sent = prepared.guards.get(register)
+            beyond = [d for d in out.guard_diff if sent is None or not _in_guard(sent, d[0],
+                                                                                len(out.words))]
+            if beyond:
+                return Result.error(_canary_reason(register, beyond))
+            if sent is not None:
+                returned_guards[register] = _read_back_guard(sent, out.guard_diff,
+                                                             len(out.words))
             contents[register] = out.words
         state_words = contents.pop(harness.state_register, ())[: harness.layout.words]
         for b in harness.bindings:
@@ -345,7 +387,10 @@ class Vkd3dLavapipe:
             final = decode_state(harness, state_words, contents)
         except Sm5Error as exc:
             return Result.error(f"cannot decode the final state: {exc}")
-        return Result.of_state(state_to_json(final))
+        reply = state_to_json(final)
+        for register, guard in returned_guards.items():
+            reply[register] = {**reply[register], GUARD_KEY: guard}
+        return Result.of_state(reply)
 
 
 def execution_limit_from_environment() -> float:

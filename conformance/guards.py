@@ -1,0 +1,123 @@
+"""Guard words: every view under test sits inside a larger allocation, with canaries around it.
+
+D3D never writes outside a view: an out-of-bounds store is dropped, and even the outcomes that
+leave memory undefined leave at most the view itself (the UAV) undefined. A view of a resource is
+a window of its buffer, so an implementation that writes one element past the end of a view
+writes into memory the vector's own words cannot show. The request therefore describes each
+``u#`` and ``t#`` view as a window of a larger allocation: ``guard.before`` words precede the
+view's first word and ``guard.after`` words follow its last. The implementation keeps them in
+memory beside the view (a D3D runner: a buffer with the view at ``FirstElement``), and returns
+them in its reply as it reads them back; any changed guard word fails the vector, naming it.
+
+``g#`` has no guards: an out-of-bounds ``g#`` access makes all shared memory undefined, and a
+D3D program cannot place memory beside a ``g#``. A view with no words (a null view) has none.
+
+The guard words of a view are a pure function of the view (stable, documented in the README):
+each side holds one element (a structure's words, or 4 words of a raw or typed view), and the
+word at offset ``k`` from the view's first word (``k < 0`` before it, ``k >= size`` after it) is
+``(0xC0DE0000 + k) mod 2**32``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from sm5.oracle.spec import load_default
+from sm5.vectors.format import Vector
+
+GUARD_BASE = 0xC0DE0000
+GUARD_KEY = "guard"
+RAW_GUARD_WORDS = 4
+_U32 = 0xFFFFFFFF
+
+
+def guard_length(resource: Mapping[str, Any]) -> int:
+    """Words on each side of a view: one structure of a structured view, else 4."""
+    stride = resource.get("stride")
+    if resource.get("kind") == "structured" and isinstance(stride, int) and stride >= 4:
+        return max(RAW_GUARD_WORDS, stride // 4)
+    return RAW_GUARD_WORDS
+
+
+def guard_words(resource: Mapping[str, Any]) -> dict[str, list[int]]:
+    """The guard of one view: ``{"before": [...], "after": [...]}``."""
+    n = guard_length(resource)
+    size = len(resource.get("data", ()))
+    return {"before": [(GUARD_BASE + k) & _U32 for k in range(-n, 0)],
+            "after": [(GUARD_BASE + k) & _U32 for k in range(size, size + n)]}
+
+
+def guarded_files() -> frozenset[str]:
+    """Register files whose views get guards: every resource file but shared memory."""
+    model = load_default().model
+    return frozenset(model.resource_files) - frozenset(model.shared_memory_files)
+
+
+def is_guarded(name: str, value: Any) -> bool:
+    return (isinstance(value, Mapping) and name.rstrip("0123456789") in guarded_files()
+            and isinstance(value.get("data"), list) and bool(value["data"]))
+
+
+def guarded_state(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The state as a request carries it: every guarded view with its guard words."""
+    return {name: ({**value, GUARD_KEY: guard_words(value)} if is_guarded(name, value)
+                   else value)
+            for name, value in state.items()}
+
+
+def request_vector(vector: Vector) -> Vector:
+    """The vector as an implementation receives it: its state with guard words."""
+    return replace(vector, state=guarded_state(vector.state))
+
+
+def guard_diffs(sent: Mapping[str, Any], observed: Mapping[str, Any]) -> tuple[str, ...]:
+    """What a reply did outside the request: a changed or missing guard word, a register or
+    resource the request does not have. One line each (``u0.guard.after[0]: ...``)."""
+    lines: list[str] = []
+    for name in sorted(set(observed) - set(sent) - {"invocation"}):
+        lines.append(f"{name}: the reply has a register or resource the request does not have")
+    for name, value in sent.items():
+        if not isinstance(value, Mapping) or GUARD_KEY not in value:
+            continue
+        got = observed.get(name)
+        got_guard = got.get(GUARD_KEY) if isinstance(got, Mapping) else None
+        if not isinstance(got_guard, Mapping):
+            lines.append(f"{name}.{GUARD_KEY}: missing from the reply (the guard words around "
+                         f"the view must be returned as read back)")
+            continue
+        for side in ("before", "after"):
+            want = value[GUARD_KEY][side]
+            words = got_guard.get(side)
+            if not isinstance(words, list) or len(words) != len(want):
+                lines.append(f"{name}.{GUARD_KEY}.{side}: expected {len(want)} words, observed "
+                             f"{_show(words)}")
+                continue
+            for i, (w, g) in enumerate(zip(want, words, strict=True)):
+                if w != g:
+                    shown = f"0x{g:08x}" if isinstance(g, int) else _show(g)
+                    lines.append(f"{name}.{GUARD_KEY}.{side}[{i}]: written outside the view "
+                                 f"(guard 0x{w:08x}, observed {shown})")
+    return tuple(lines)
+
+
+def without_guards(state: Mapping[str, Any]) -> dict[str, Any]:
+    """A state with the guard words taken off its views (what the vector's own words say)."""
+    return {name: ({k: v for k, v in value.items() if k != GUARD_KEY}
+                   if isinstance(value, Mapping) and GUARD_KEY in value else value)
+            for name, value in state.items()}
+
+
+def guards_kept(sent: Mapping[str, Any], reply: Mapping[str, Any]) -> dict[str, Any]:
+    """``reply`` with the guard words of ``sent`` put back unchanged on its views: the answer of
+    an implementation that models the views alone and never touches memory beside them."""
+    return {name: ({**value, GUARD_KEY: sent[name][GUARD_KEY]}
+                   if isinstance(value, Mapping) and isinstance(sent.get(name), Mapping)
+                   and GUARD_KEY in sent[name] else value)
+            for name, value in reply.items()}
+
+
+def _show(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
