@@ -27,6 +27,10 @@ KILLED_BY: dict[str, list[tuple[str, str]]] = {
                                    ("imm_atomic_iadd/limit/0051",
                                     "dcl_tgsm_structured g0, 6, 2")],
     "tgsm_total_not_summed": [("imm_atomic_iadd/limit/0042", "dcl_tgsm_raw g1, 32756")],
+    # a store or atomic one element past the end of a view (caught by the guard words)
+    "index_past_end": [("store_structured/boundary/0014",
+                        "store_structured u0.x, r0.x, r1.x, r2.xyzw"),
+                       ("atomic_iadd/boundary/0226", "atomic_iadd u0, r0.xyzw, r1.x")],
     # aliasing
     "atomic_dst_written_first": [("imm_atomic_iadd/alias/0002",
                                   "imm_atomic_iadd r0.w, u0, r1.xyzw, r0.w")],
