@@ -46,6 +46,16 @@ def _edit_line(path: Path, pick: str, edit: object) -> tuple[int, str]:
     raise AssertionError(f"no line with {pick!r}")
 
 
+def test_the_committed_golden_set_matches_its_manifest() -> None:
+    """Every instruction has its file, and every file the sha256 and count its manifest lists
+    (schema, oracle re-run and regeneration are the slow check below)."""
+    manifest, problems = read_manifest(GOLDEN)
+    assert problems == [] and manifest is not None
+    assert manifest_problems(GOLDEN, manifest, SPEC) == []
+    assert {p.stem for p in GOLDEN.glob("*.jsonl")} == set(SPEC.instructions)
+
+
+@pytest.mark.slow  # the oracle re-runs every golden vector and the set is regenerated
 def test_the_committed_golden_set_passes_every_check() -> None:
     report = check(GOLDEN)
     assert report.problems == ()

@@ -25,6 +25,7 @@ from sm5.oracle.errors import Sm5Error
 from sm5.oracle.jsonl import decode_line
 from sm5.oracle.spec import Spec, load_default
 from sm5.oracle.yamlio import schema
+from sm5.vectors import incremental
 from sm5.vectors.build import to_vector
 from sm5.vectors.format import FORMAT, Vector, VectorError, canonical
 from sm5.vectors.generate import MANIFEST, default_jobs, generate, spec_at
@@ -373,10 +374,75 @@ class Report:
     files: int
     vectors: int
     problems: tuple[Problem, ...]
+    #: files not re-checked: unchanged, with everything they depend on, since they last passed
+    unchanged: int = 0
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+
+def check_incremental(folder: Path, *, spec: Spec | None = None, regenerate: bool = True,
+                      extra: Sequence[Path] = (), jobs: int | None = None,
+                      on_progress: Callable[[int], None] | None = None) -> Report:
+    """:func:`check` on the files whose fingerprint (``sm5.vectors.incremental``) changed since
+    they last passed here; the manifest, the extra files and the list of instructions are
+    always checked. A passing run records the fingerprints."""
+    spec = spec or load_default()
+    manifest, problems = read_manifest(folder)
+    generator = dict(manifest.get("generator", {})) if manifest else {}
+    root = Path(spec.root)
+    files = sorted(folder.glob("*.jsonl"))
+    keys = {p.name: incremental.file_key(p, root, generator) for p in files}
+    passed = incremental.read_record(folder)
+    stale = [p for p in files if passed.get(p.name) != keys[p.name]]
+    problems = list(problems)
+    names = {p.stem for p in files}
+    for name in sorted(set(spec.instructions) - names):
+        problems.append(Problem(f"{name}.jsonl", "the spec has this instruction but the folder "
+                                "has no vector file; regenerate the set"))
+    for name in sorted(names - set(spec.instructions)):
+        problems.append(Problem(f"{name}.jsonl", "a vector file of an instruction the spec "
+                                "does not have"))
+    if manifest is not None:
+        problems.extend(manifest_problems(folder, manifest, spec))
+    checked = [*stale, *extra]
+    vectors = sum(max(sum(1 for _ in path.open("rb")) - 1, 0) for path in checked)
+    jobs = jobs or default_jobs()
+    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(_check_file_job, spec.root, str(path), True) for path in checked]
+        if regenerate and stale and manifest is not None:
+            problems.extend(_regenerate_some(folder, manifest, spec,
+                                             [p.stem for p in stale if p.stem in
+                                              spec.instructions], on_progress))
+        for future in futures:
+            problems.extend(future.result())
+    report = Report(len(checked), vectors, tuple(problems), unchanged=len(files) - len(stale))
+    if report.ok and regenerate:
+        incremental.write_record(folder, keys)
+    return report
+
+
+def _regenerate_some(folder: Path, manifest: Mapping[str, Any], spec: Spec,
+                     names: Sequence[str], on_progress: Callable[[int], None] | None
+                     ) -> list[Problem]:
+    """Regenerate only ``names``; each file must be byte-identical to the committed one."""
+    if not names:
+        return []
+    generator = manifest["generator"]
+    with tempfile.TemporaryDirectory(prefix="sm5-vectors-") as tmp:
+        try:
+            generate(Path(tmp), level=int(generator.get("level", 1)),
+                     seed=int(generator.get("seed", 0)), spec=spec, instructions=names,
+                     on_progress=on_progress)
+        except Sm5Error as exc:
+            return [Problem("regeneration", f"the generator fails: {exc}")]
+        problems: list[Problem] = []
+        for name in names:
+            old, new = folder / f"{name}.jsonl", Path(tmp) / f"{name}.jsonl"
+            if old.read_bytes() != new.read_bytes():
+                problems.extend(_line_differences(old, new))
+        return problems
 
 
 def check(folder: Path, *, spec: Spec | None = None, regenerate: bool = True,

@@ -10,7 +10,7 @@ from pathlib import Path
 from sm5.oracle.options import OptionError, writable_folder
 from sm5.oracle.spec import load_default
 from sm5.progress import Progress
-from sm5.vectors.check import check
+from sm5.vectors.check import check, check_incremental
 from sm5.vectors.format import VectorError, read_header
 from sm5.vectors.generate import DEFAULT_SEED, GOLDEN, PLANS, expected_count, generate
 
@@ -50,6 +50,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     chk.add_argument("--dir", type=Path, default=GOLDEN, help="golden folder to check")
     chk.add_argument("--no-regenerate", action="store_true",
                      help="skip the byte-identical regeneration")
+    chk.add_argument("--full", action="store_true",
+                     help="check every file; by default a file unchanged since it last passed "
+                     "here, with its spec, the shared definitions it uses and the code, is "
+                     "not checked again")
     chk.add_argument("--regressions", type=Path, default=REGRESSIONS,
                      help="regression vectors to validate and re-run too (if present)")
     _quiet_option(chk)
@@ -123,8 +127,11 @@ def run_check(args: argparse.Namespace) -> int:
     extra = sorted(regressions.glob("*.jsonl")) if regressions.is_dir() else []
     with Progress("vectors check: regeneration", _vector_lines(args.dir),
                   quiet=args.quiet or args.no_regenerate) as progress:
-        report = check(args.dir, regenerate=not args.no_regenerate, extra=extra,
-                       on_progress=progress.advance_to)
+        if args.full or args.no_regenerate:
+            report = check(args.dir, regenerate=not args.no_regenerate, extra=extra,
+                           on_progress=progress.advance_to)
+        else:
+            report = check_incremental(args.dir, extra=extra, on_progress=progress.advance_to)
     for problem in report.problems:
         print(problem)
     if not report.ok:
@@ -132,5 +139,7 @@ def run_check(args: argparse.Namespace) -> int:
         return 1
     what = "schema, oracle and manifest agree" + ("" if args.no_regenerate else
                                                     "; the regeneration is byte-identical")
-    print(f"vectors ok: {report.files} files, {report.vectors} vectors; {what}")
+    skipped = (f"; {report.unchanged} unchanged since they last passed (--full checks them)"
+               if report.unchanged else "")
+    print(f"vectors ok: {report.files} files, {report.vectors} vectors; {what}{skipped}")
     return 0

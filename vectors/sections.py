@@ -3,8 +3,8 @@
 ``boundary``     every clause, from the boundary points of every context (``sm5.vectors.points``);
 ``mask-swizzle`` every legal mask x every swizzle class, every legal swizzle, every select;
 ``registers``    every register number used for variety on every register operand;
-``cell``         every (target, runtime) cell x every file/kind combination: executed where
-                 legal, must-reject where not;
+``cell``         every (target, runtime) cell x shapes covering every operand's files and
+                 kinds and the cell's verdicts: executed where legal, must-reject where not;
 ``reject``       for every legality rule the first instance breaking it alone (else with the
                  fewest other rules), every illegal mask, swizzle, modifier set, register file
                  and typed return type / format;
@@ -243,13 +243,35 @@ def register_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator[Cas
                                   note=f"{op.name} in {file}{n}")
 
 
+def covering_shapes(spec: Spec, shapes: Iterable[Shape]) -> list[Shape]:
+    """Shapes of one cell such that every operand's every file / kind / typed choice appears in
+    one of them, and so does each verdict (legal, must-reject) the cell has: greedy, in
+    enumeration order. The full product of files and kinds grows as the product of the choices
+    (40 shapes per cell for a five-operand atomic) while what a cell tests (its stage and model
+    rules, which depend on the memory file and kind, and each operand form once) needs a few."""
+    def keys(shape: Shape) -> set[tuple[Any, ...]]:
+        found: set[tuple[Any, ...]] = {("legal", not violations(spec, shape))}
+        found |= {(i, slot.file, slot.kind, slot.return_type, slot.format)
+                  for i, slot in enumerate(shape.slots)}
+        return found
+
+    keyed = [(shape, keys(shape)) for shape in shapes]
+    uncovered = set().union(*(k for _, k in keyed)) if keyed else set()
+    chosen: list[Shape] = []
+    for shape, k in keyed:
+        if k & uncovered:
+            chosen.append(shape)
+            uncovered -= k
+    return chosen
+
+
 def cell_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator[Case]:
     ch = section_rng(seed, name, "cell")
     ins = spec.instruction(name)
     lanes = realizer(spec, name).points
     for cell in domain.cells(spec, ins):
         target, runtime = cell.target.name, cell.runtime
-        for shape in all_shapes(spec, name, target, runtime):
+        for shape in covering_shapes(spec, all_shapes(spec, name, target, runtime)):
             files = "/".join(s.kind or s.file for s in shape.slots)
             note = f"{target} on {runtime}, {files}"
             if not violations(spec, shape):
