@@ -15,6 +15,7 @@ from sm5.conformance.mutants.atomic_returns_new import AtomicReturnsNew
 from sm5.conformance.mutants.atomic_saturates import AtomicSaturates
 from sm5.conformance.mutants.base import NaiveTranslator
 from sm5.conformance.mutants.cmp_exch_operands_swapped import CmpExchOperandsSwapped
+from sm5.conformance.mutants.counter_returns_original import CounterReturnsOriginal
 from sm5.conformance.mutants.cs4x_atomics_accepted import Cs4xAtomicsAccepted
 from sm5.conformance.mutants.dmovc_float_compare import DmovcFloatCompare
 from sm5.conformance.mutants.dmovc_per_component import DmovcPerComponent
@@ -37,6 +38,7 @@ from sm5.conformance.mutants.swizzle_ignored import SwizzleIgnored
 from sm5.conformance.mutants.tgsm_limit_of_cs_4_x import TgsmLimitOfCs4x
 from sm5.conformance.mutants.tgsm_stride_in_dwords import TgsmStrideInDwords
 from sm5.conformance.mutants.tgsm_total_not_summed import TgsmTotalNotSummed
+from sm5.conformance.mutants.typed_defaults_zero import TypedDefaultsZero
 from sm5.conformance.mutants.typed_index_as_bytes import TypedIndexAsBytes
 from sm5.conformance.mutants.typed_oob_clamped import TypedOobClamped
 from sm5.conformance.mutants.uav_slots_of_11_0 import UavSlotsOf110
@@ -53,6 +55,7 @@ MUTANTS: dict[str, type[NaiveTranslator]] = {cls.name: cls for cls in sorted((
     AtomicReturnsNew,
     AtomicSaturates,
     CmpExchOperandsSwapped,
+    CounterReturnsOriginal,
     Cs4xAtomicsAccepted,
     DmovcFloatCompare,
     DmovcPerComponent,
@@ -75,6 +78,7 @@ MUTANTS: dict[str, type[NaiveTranslator]] = {cls.name: cls for cls in sorted((
     TgsmLimitOfCs4x,
     TgsmStrideInDwords,
     TgsmTotalNotSummed,
+    TypedDefaultsZero,
     TypedIndexAsBytes,
     TypedOobClamped,
     UavSlotsOf110,

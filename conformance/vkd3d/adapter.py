@@ -31,7 +31,7 @@ import hashlib
 import os
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import get_args
 
@@ -43,6 +43,7 @@ from sm5.conformance.vkd3d.shader import (
     UavMode,
     Vkd3dError,
     Vkd3dUnavailable,
+    counter_bindings,
     load_translator,
     register_bindings,
     spirv_descriptors,
@@ -101,6 +102,7 @@ class Compiled:
 
     spirv: bytes
     descriptors: Mapping[str, tuple[int, BindingKind]]
+    counters: Mapping[str, tuple[int, BindingKind]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,7 @@ class Prepared:
     bindings: tuple[BufferBinding, ...]
     registers: tuple[str, ...]
     isolated: bool
+    counters: tuple[str, ...] = ()
 
 
 class _Skip(Exception):
@@ -243,8 +246,18 @@ class Vkd3dLavapipe:
             bindings.append(BufferBinding(number, tuple(words), kind, texel_format=fmt,
                                           null=not words))
             registers.append(register)
+        # Hidden counters follow the views, each a one-word buffer vkd3d reads and writes.
+        counters: list[str] = []
+        for b in harness.bindings:
+            if b.counter is None or b.register not in compiled.counters:
+                continue
+            number, kind = compiled.counters[b.register]
+            bindings.append(BufferBinding(number, (b.counter,), kind,
+                                          texel_format=UNTYPED_VIEW_FORMAT))
+            counters.append(b.register)
         isolated = needs_isolation(program, state, vector.target, vector.runtime)
-        return Prepared(harness, compiled, tuple(bindings), tuple(registers), isolated)
+        return Prepared(harness, compiled, tuple(bindings), tuple(registers), isolated,
+                        tuple(counters))
 
     def _compile(self, program: Program) -> Compiled:
         cached = self._compiled.get(program)
@@ -276,16 +289,19 @@ class Vkd3dLavapipe:
             return Result.error(f"translator unavailable: {exc}")
         try:
             numbers = register_bindings(spirv)
+            counter_numbers = counter_bindings(spirv)
             kinds = {d.binding: d.kind for d in spirv_descriptors(spirv)}
         except SpirvError as exc:
             return Result.error(f"vkd3d produced unreadable SPIR-V: {exc}")
-        descriptors: dict[str, tuple[int, BindingKind]] = {}
-        for register, number in numbers.items():
-            kind = kinds.get(number)
-            if kind not in get_args(BindingKind):
-                return Result.error(f"{register} became a {kind} descriptor; expected a buffer")
-            descriptors[register] = (number, kind)  # type: ignore[assignment]
-        return Compiled(spirv, descriptors)
+        found: list[dict[str, tuple[int, BindingKind]]] = [{}, {}]
+        for table, source in zip(found, (numbers, counter_numbers), strict=True):
+            for register, number in source.items():
+                kind = kinds.get(number)
+                if kind not in get_args(BindingKind):
+                    return Result.error(f"{register} became a {kind} descriptor; expected a "
+                                        "buffer")
+                table[register] = (number, kind)  # type: ignore[assignment]
+        return Compiled(spirv, found[0], found[1])
 
     def _dispatch(self, prepared: Prepared) -> list[RunOutput]:
         spirv, bindings = prepared.compiled.spirv, list(prepared.bindings)
@@ -334,15 +350,22 @@ class Vkd3dLavapipe:
     def _result(self, prepared: Prepared, outputs: Sequence[RunOutput]) -> Result:
         harness = prepared.harness
         contents: dict[str, tuple[int, ...]] = {}
-        for register, out in zip(prepared.registers, outputs, strict=True):
+        counters: dict[str, int] = {}
+        views, counter_outputs = outputs[:len(prepared.registers)], \
+            outputs[len(prepared.registers):]
+        for register, out in zip(prepared.registers, views, strict=True):
             if not out.guard_intact:
                 return Result.error(_canary_reason(register, out.guard_diff))
             contents[register] = out.words
+        for register, out in zip(prepared.counters, counter_outputs, strict=True):
+            if not out.guard_intact or len(out.words) != 1:
+                return Result.error(f"{register}'s counter buffer was written outside its word")
+            counters[register] = out.words[0]
         state_words = contents.pop(harness.state_register, ())[: harness.layout.words]
         for b in harness.bindings:
             contents.setdefault(b.register, b.data)
         try:
-            final = decode_state(harness, state_words, contents)
+            final = decode_state(harness, state_words, contents, counters)
         except Sm5Error as exc:
             return Result.error(f"cannot decode the final state: {exc}")
         return Result.of_state(state_to_json(final))
