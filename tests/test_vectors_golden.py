@@ -246,4 +246,4 @@ def test_readme_examples_are_golden_vectors() -> None:
         assert doc == by_id[doc["id"]].to_json(), doc["id"]
         kinds.update(doc["expect"]["outcomes"])
     assert kinds == {"defined", "no_write", "resource_undefined", "tgsm_undefined",
-                     "dst_undefined", "dst_constrained", "rejected"}
+                     "dst_undefined", "dst_default", "dst_constrained", "rejected"}
