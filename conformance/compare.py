@@ -219,8 +219,16 @@ def _resource_diffs(key: str, want: ExpectedResource, got: Any) -> list[str]:
     assert isinstance(data, list)
     if len(data) != len(want.words):
         return [f"{key}: expected {len(want.words)} words, observed {len(data)}"]
-    return [f"{key}[{i}]: expected {_describe(w, i)}, observed {_hex(data[i])}"
-            for i, w in enumerate(want.words) if not accepts(w, data[i])]
+    lines = [f"{key}[{i}]: expected {_describe(w, i)}, observed {_hex(data[i])}"
+             for i, w in enumerate(want.words) if not accepts(w, data[i])]
+    if want.has_counter:
+        got_counter = got.get("counter") if isinstance(got, dict) else None
+        if not isinstance(got_counter, int) or not _u32_list([got_counter]):
+            lines.append(f"{key}.counter: observed {_show(got_counter)} is not a u32 counter")
+        elif not accepts(want.counter, got_counter):
+            lines.append(f"{key}.counter: expected {_describe(want.counter, 0)}, observed "
+                         f"{_hex(got_counter)}")
+    return lines
 
 
 def _describe(accept: Accept, index: int) -> str:

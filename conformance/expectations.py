@@ -22,7 +22,8 @@ a must-reject vector breaks), ``flags``, ``outcomes`` (the expected outcomes). `
 one mapping or a list of them (any): an operand of the instruction under test matches when
 every key holds: ``file`` (as written: ``r``, ``u``, ``g``, ``l`` for an immediate), ``name``
 and ``role`` (the spec's operand name and role), ``type`` (``double`` or ``32-bit``: the width
-the spec's semantics read from it, see ``vector_facts``).
+the spec's semantics read from it, see ``vector_facts``), ``extent`` (``empty`` or
+``nonempty``: whether the resource the operand names holds any word in the vector's state).
 
 * ``fail``: a known divergence that must still fail; a pass is reported as ``xpass`` (a failure
   of the run: the implementation was fixed and the entry is stale).
@@ -54,7 +55,9 @@ _GLOB_CHARS = frozenset("*?[")
 #: Keys of ``match`` that hold globs over one of the vector's fields.
 GLOB_KEYS = ("id", "instruction", "category", "clauses", "flags", "outcomes")
 #: Keys of one operand form.
-OPERAND_KEYS = ("file", "name", "role", "type")
+OPERAND_KEYS = ("file", "name", "role", "type", "extent")
+#: Values of ``extent``: the operand's resource in the vector's state holds no word / some.
+OPERAND_EXTENTS = ("empty", "nonempty")
 
 
 class ExpectationError(Sm5Error):
@@ -77,11 +80,22 @@ class OperandForm:
     name: str = ""
     role: str = ""
     type: str = ""
+    extent: str = ""
 
-    def holds(self, operand: OperandFact) -> bool:
+    def holds(self, operand: OperandFact, extent: str = "") -> bool:
         return all(not want or fnmatch.fnmatchcase(have, want)
                    for want, have in ((self.file, operand.file), (self.name, operand.name),
-                                      (self.role, operand.role), (self.type, operand.type)))
+                                      (self.role, operand.role), (self.type, operand.type),
+                                      (self.extent, extent)))
+
+
+def _extent(vector: Vector, operand: OperandFact) -> str:
+    """``empty`` / ``nonempty`` for an operand naming a resource of the vector's state (a view
+    of no words: a harness may bind it as a null descriptor), else ""."""
+    res = vector.state.get(operand.register)
+    if not isinstance(res, dict):
+        return ""
+    return "nonempty" if res.get("data") else "empty"
 
 
 def _vector_values(vector: Vector) -> dict[str, tuple[str, ...]]:
@@ -110,7 +124,8 @@ class Predicate:
                 return False
         if self.operands:
             facts = operand_facts(tuple(vector.program))
-            return any(form.holds(op) for form in self.operands for op in facts)
+            return any(form.holds(op, _extent(vector, op)) for form in self.operands
+                       for op in facts)
         return True
 
 
@@ -222,6 +237,9 @@ def _operand_form(doc: Any, label: str) -> OperandForm:
             raise ExpectationError(f"match.operands.{key}: expected a non-empty string, got "
                                    f"{value!r}", where=label)
         values[str(key)] = value
+    if "extent" in values and values["extent"] not in OPERAND_EXTENTS:
+        raise ExpectationError(f"match.operands.extent: {values['extent']!r} is not one of "
+                               f"{', '.join(OPERAND_EXTENTS)}", where=label)
     if "type" in values and values["type"] not in OPERAND_TYPES:
         raise ExpectationError(f"match.operands.type: {values['type']!r} is not one of "
                                f"{', '.join(OPERAND_TYPES)}", where=label)

@@ -38,7 +38,8 @@ from sm5.vectors.format import Vector
 CANONICAL_QNAN = 0x7FF8000000000000
 
 
-Formats = tuple[tuple[str, str], ...]
+#: What legality reads of a state's views: (register, bound format, has a hidden counter).
+Formats = tuple[tuple[str, str, bool], ...]
 
 
 @lru_cache(maxsize=16384)
@@ -47,11 +48,14 @@ def rejection(program: tuple[str, ...], target: str, runtime: str, formats: Form
     """(rule id, text) of the first legality rule the instance breaks, or None.
 
     Legality depends on the program, the context and, of the state, only the formats bound to
-    typed views; it is the costly half of an execution, and golden vectors share programs, so
-    it is computed once per distinct key. (``test_conformance_oracle`` checks on every golden
-    vector that this path and ``sm5.oracle.executor.execute`` agree.)
+    typed views and which views have a hidden counter; it is the costly half of an execution,
+    and golden vectors share programs, so it is computed once per distinct key.
+    (``test_conformance_oracle`` checks on every golden vector that this path and
+    ``sm5.oracle.executor.execute`` agree.)
     """
-    bound = MachineState({}, {name: Resource("typed", (), format=fmt) for name, fmt in formats})
+    bound = MachineState({}, {name: Resource("typed" if fmt else "structured", (), format=fmt,
+                                             counter=0 if counter else None)
+                              for name, fmt, counter in formats})
     rule = first_violation(parse_vector_program(program), target, runtime, bound)
     return None if rule is None else (rule.id, rule.text)
 
@@ -101,7 +105,8 @@ def _shape(state: MachineState) -> Shape:
 def oracle_execution(vector: Vector, state: MachineState) -> Execution:
     """``sm5.oracle.executor.execute`` on the vector, with what depends only on the program (and the
     shape of the state) looked up in caches."""
-    formats = tuple(sorted((k, r.format) for k, r in state.resources.items() if r.format))
+    formats = tuple(sorted((k, r.format, r.counter is not None)
+                           for k, r in state.resources.items()))
     broken = rejection(vector.program, vector.target, vector.runtime, formats)
     if broken is not None:
         return Execution(("rejected",), (), None, rule=broken[0], reason=broken[1])
@@ -150,6 +155,8 @@ def representative(expected: ExpectedState, before: MachineState) -> dict[str, A
         if res is not None:
             body["data"] = list(res.words) if _exact(res.words) else \
                 [_pick(w, original.data[i]) for i, w in enumerate(res.words)]
+            if res.has_counter:
+                body["counter"] = _pick(res.counter, original.counter or 0)
         out[key] = body
     if expected.invocation != "active":
         out["invocation"] = expected.invocation

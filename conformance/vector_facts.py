@@ -7,8 +7,9 @@ operand paired with its spec entry (name, role) and the width of the values it h
 
 The width is the spec's, never an instruction name's: an operand is ``double`` when the spec
 says it holds doubles, by either of two declarations: a semantic input of 64 bits named after
-it (``src1: u64``), or lanes that are whole doubles (every allowed write mask or swizzle is made
-of the pairs ``xy`` and ``zw``, as ``.xy, .zw, .xyzw`` or ``.xyzw, .xyxy, .zwxy, .zwzw``); any
+it (``src1: u64``), or lanes that are whole doubles (more than one write mask or swizzle is
+allowed and every one is made of the pairs ``xy`` and ``zw``, as ``.xy, .zw, .xyzw`` or
+``.xyzw, .xyxy, .zwxy, .zwzw``; a lone ``.xyzw`` says nothing); any
 other operand of a spec instruction is ``32-bit``. An instruction the spec does not know has
 operands of unknown width, which no ``type`` predicate matches.
 """
@@ -38,6 +39,7 @@ class OperandFact:
     name: str  # the spec's operand name (dest, src1, ...); "" when the spec does not know it
     role: str  # dst | memory | src; "" when unknown
     type: str  # double | 32-bit; "" when unknown
+    register: str = ""  # the register as written (u3, r0); the file for immediates
 
 
 def id_parts(vector_id: str) -> tuple[str, str]:
@@ -48,7 +50,8 @@ def id_parts(vector_id: str) -> tuple[str, str]:
 
 def _whole_doubles(lanes: tuple[str, ...]) -> bool:
     """Every mask or swizzle is made of the pairs xy and zw (a double each)."""
-    return bool(lanes) and all(
+    # One allowed form (a store's .xyzw) says nothing of doubles: it takes a choice of pairs.
+    return len(lanes) > 1 and all(
         len(x) % 2 == 0 and all(x[i:i + 2] in DOUBLE_PAIRS for i in range(0, len(x), 2))
         for x in lanes)
 
@@ -92,5 +95,5 @@ def operand_facts(program: tuple[str, ...]) -> tuple[OperandFact, ...]:
     facts: list[OperandFact] = []
     for i, op in enumerate(under_test.operands):
         name, role, width = declared[i] if i < len(declared) else ("", "", "")
-        facts.append(OperandFact(op.file, name, role, width))
+        facts.append(OperandFact(op.file, name, role, width, op.register))
     return tuple(facts)

@@ -103,6 +103,8 @@ class ViewBinding:
     "shader resource view").
 
     ``count`` counts 32-bit elements for raw and typed views, structures for structured views.
+    ``counter`` is the initial value of the view's hidden counter (a structured UAV created with
+    a counter: D3D's UAV initial count), ``None`` for a view without one.
     """
 
     register: str
@@ -112,6 +114,7 @@ class ViewBinding:
     count: int
     data: tuple[int, ...]
     view: str = ""
+    counter: int | None = None
 
 
 @dataclass(frozen=True)
@@ -188,7 +191,7 @@ def _bindings(program: Program, state: MachineState, encoding: Encoding, spec: S
             fmt = encoding.view_formats.get(res.kind) or res.format
             count = res.count if res.kind == "structured" else len(res.data)
             out.append(ViewBinding(name, res.kind, fmt, res.stride, count, res.data,
-                                   titles.get(file, "")))
+                                   titles.get(file, ""), res.counter))
     for decl in program.declarations:
         reg = decl.register
         if reg is not None and reg.file in VIEW_FILES and reg.register not in state.resources:
@@ -337,12 +340,16 @@ def _tgsm_copy(t: TgsmSlot, slot: int, scratch: int, spec: Spec, *, to_tgsm: boo
 
 
 def decode_state(harness: Harness, state_words: tuple[int, ...] | list[int],
-                 uav_contents: Mapping[str, tuple[int, ...] | list[int]]) -> MachineState:
+                 uav_contents: Mapping[str, tuple[int, ...] | list[int]],
+                 counters: Mapping[str, int] | None = None) -> MachineState:
     """The final machine state from the state buffer and the UAVs under test after a run.
 
     ``uav_contents`` maps each bound view (``u0``, ``t0``) to its words; the state buffer's own
-    slot may be present and is ignored.
+    slot may be present and is ignored. ``counters`` maps each view bound with a hidden counter
+    to the counter's final value (read back after the run, e.g. with CopyStructureCount); a
+    view whose counter is missing from it is an error.
     """
+    counters = counters or {}
     layout = harness.layout
     if len(state_words) != layout.words:
         raise StateError(f"the state buffer holds {len(state_words)} words, the layout "
@@ -367,11 +374,16 @@ def decode_state(harness: Harness, state_words: tuple[int, ...] | list[int],
         if len(data) != len(binding.data):
             raise StateError(f"{len(data)} words, the binding holds {len(binding.data)}",
                              where=name)
+        counter = None
+        if binding.counter is not None:
+            if name not in counters:
+                raise StateError("no final value for the view's hidden counter", where=name)
+            counter = _word(counters[name], f"{name}.counter")
         resources[name] = Resource(binding.kind,
                                    tuple(_word(w, f"{name}[{i}]") for i, w in enumerate(data)),
                                    binding.stride,
                                    binding.count if binding.kind != "raw" else 0,
-                                   binding.format if binding.kind == "typed" else "")
+                                   binding.format if binding.kind == "typed" else "", counter)
     return MachineState(registers, resources, ACTIVE)
 
 
@@ -399,7 +411,15 @@ def harness_to_json(harness: Harness) -> dict[str, Any]:
             "tgsm": {t.name: {"offset": t.offset, "words": t.words, "kind": t.kind,
                               "stride": t.stride, "count": t.count} for t in layout.tgsm},
         },
-        "bindings": {b.register: {"kind": b.kind, "format": b.format, "stride": b.stride,
-                                  "count": b.count, "data": list(b.data), "view": b.view}
-                     for b in harness.bindings},
+        "bindings": {b.register: _binding_json(b) for b in harness.bindings},
     }
+
+
+def _binding_json(b: ViewBinding) -> dict[str, Any]:
+    """One view to bind; ``counter`` (only for a view with a hidden counter) is its initial
+    count, which a runner passes as the UAV's initial count and reads back after the run."""
+    out: dict[str, Any] = {"kind": b.kind, "format": b.format, "stride": b.stride,
+                           "count": b.count, "data": list(b.data), "view": b.view}
+    if b.counter is not None:
+        out["counter"] = b.counter
+    return out

@@ -199,15 +199,17 @@ def instance_features(instruction: Instruction, program: Program, ctx: Context,
     for op_spec, op in zip(ins.operands, instruction.operands, strict=True):
         resource = op.file in spec.model.resource_files
         kind, rtype = declared_kind(program, op.register, spec) if resource else ("", "")
-        fmt = ""
+        fmt = counter = ""
         if state is not None and op.register in state.resources:
             fmt = state.resources[op.register].format
+            counter = "absent" if state.resources[op.register].counter is None else "present"
         values: dict[str, Value] = {
             "file": op.file, "index": -1 if op.index is None else op.index,
             "mask": op.components if op.selection == "mask" else "",
             "swizzle": op.components if op.selection == "swizzle" else "",
             "select": op.components if op.selection == "select" else "",
             "neg": op.neg, "abs": op.abs, "kind": kind, "type": rtype, "format": fmt,
+            "counter": counter,
         }
         prefixes = [op_spec.name] + ([MEMORY_ALIAS] if op_spec.role == "memory" else [])
         for prefix in prefixes:

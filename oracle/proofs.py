@@ -15,6 +15,9 @@ Per instruction, in this order:
 ``naive_wrap_bytes/<group>``, ``naive_wrap_dwords/<group>``, ``offset_wrap/<group>``
     a naive 32-bit implementation is fooled (counterexample expected, with canonical boundary
     models as witnesses).
+``word_results``
+    a value written to a register without lanes or to a hidden counter is a 32-bit word (a
+    counter wraps rather than overflows).
 ``availability``
     the availability tables decide every (target, runtime) cell exactly once.
 ``agreement``
@@ -56,6 +59,7 @@ from sm5.oracle.theorems.memory import (
 from sm5.oracle.theorems.outcomes import outcome_consistency
 from sm5.oracle.theorems.partition import partition
 from sm5.oracle.theorems.welldefined import well_defined
+from sm5.oracle.theorems.words import word_results, word_targets
 
 __all__ = ["DEFAULT_TIMEOUT_MS", "FORMAT", "TheoremResult", "results_to_json", "run_all",
            "run_instruction"]
@@ -101,6 +105,8 @@ def run_instruction(spec: Spec, name: str, *,
                 run(kind, group_id, partial(_unstated, queries))
             else:
                 run(kind, group_id, partial(naive_wrap, ctx, ctx.group(group_id), queries[kind]))
+    if word_targets(ctx):
+        run("word_results", "", partial(word_results, ctx))
     run("availability", "", lambda b: availability(instruction, spec.model))
     models = list(ctx.models)
     run("agreement", "", lambda b: agreement(ctx, b, models))

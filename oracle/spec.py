@@ -95,6 +95,14 @@ class Outcome:
 
 
 @dataclass(frozen=True)
+class FormatLayout:
+    """A typed view format: 32-bit words per element and the four components' default bits."""
+
+    components: int
+    defaults: tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
 class Feature:
     """A legality variable: a global flag the program declares, or a runtime's stage list."""
 
@@ -114,6 +122,7 @@ class Model:
     register_files: tuple[RegisterFile, ...]
     resource_kinds: tuple[ResourceKind, ...]
     typed_formats: Mapping[str, str]
+    format_layouts: Mapping[str, FormatLayout]
     invocation_states: tuple[str, ...]
     invocation_stages: Mapping[str, tuple[str, ...]]
     limits: Mapping[str, int]
@@ -331,6 +340,14 @@ class RegisterResult:
 
 
 @dataclass(frozen=True)
+class CounterUpdate:
+    """The hidden counter of ``operand``'s view receives the derived value ``value``."""
+
+    operand: str
+    value: str
+
+
+@dataclass(frozen=True)
 class Derived:
     name: str
     expr: Rule
@@ -348,6 +365,7 @@ class Semantics:
     lanes: Lanes | None
     memory: MemoryAccess | None = None
     result: RegisterResult | None = None
+    counter: CounterUpdate | None = None
 
     def input(self, name: str) -> Input:
         for item in self.inputs:
@@ -584,6 +602,9 @@ def _build_model(doc: Mapping[str, Any]) -> Model:
         resource_kinds=tuple(ResourceKind(k["file"], k["kind"], k["declaration"])
                              for k in doc["resource_kinds"]),
         typed_formats={f["name"]: f["return_type"] for f in doc["typed_formats"]},
+        format_layouts={f["name"]: FormatLayout(f["components"], (
+            f["defaults"][0], f["defaults"][1], f["defaults"][2], f["defaults"][3]))
+            for f in doc["typed_formats"]},
         invocation_states=tuple(s["name"] for s in doc["invocation_states"]),
         invocation_stages={s["name"]: tuple(s["stages"]) for s in doc["invocation_states"]},
         limits={k: v for k, v in doc["limits"].items() if k != "source"},
@@ -605,7 +626,7 @@ def _rule(text: str, where: str, known: frozenset[str] | None,
 
 #: The per-operand legality variables (``<operand>_<suffix>``).
 OPERAND_FEATURES = ("file", "index", "mask", "swizzle", "select", "neg", "abs", "kind", "type",
-                    "format")
+                    "format", "counter")
 #: The memory operand's variables under a role name, so shared rules need no operand name.
 MEMORY_ALIAS = "memory"
 
@@ -812,6 +833,14 @@ def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
         result = RegisterResult(doc["result"]["operand"], doc["result"]["value"])
         if result.value not in names:
             raise SpecError(f"semantics.result: unknown value {result.value!r}", where=where)
+    counter = None
+    if "counter" in doc:
+        counter = CounterUpdate(doc["counter"]["operand"], doc["counter"]["value"])
+        if counter.value not in names:
+            raise SpecError(f"semantics.counter: unknown value {counter.value!r}", where=where)
+        if counter.operand not in operands:
+            raise SpecError(f"semantics.counter: no operand named {counter.operand!r}",
+                            where=where)
     return Semantics(
         inputs=inputs, derived=tuple(derived),
         assume=_rule(doc["assume"], f"{where}: assume", names, limits) if "assume" in doc
@@ -819,7 +848,7 @@ def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
         address=_rule(doc["address"], f"{where}: address", names, limits) if "address" in doc
         else None,
         address_source=_src(doc["address_source"]) if "address_source" in doc else None,
-        groups=tuple(groups), lanes=lanes, memory=memory, result=result)
+        groups=tuple(groups), lanes=lanes, memory=memory, result=result, counter=counter)
 
 
 def _build_declarations(doc: Mapping[str, Any], path: Path, model: Model) -> Declarations:

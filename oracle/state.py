@@ -13,7 +13,7 @@ import math
 import re
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sm5.oracle.errors import StateError, shown
@@ -26,20 +26,25 @@ RESOURCE_KINDS = ("raw", "structured", "typed")
 
 @dataclass(frozen=True)
 class Resource:
-    """A UAV or TGSM allocation. ``data`` holds u32 words; raw size is ``4 * len(data)``."""
+    """A UAV or TGSM allocation. ``data`` holds u32 words; raw size is ``4 * len(data)``.
+
+    ``counter`` is the hidden counter of a structured UAV view created with a counter (Count or
+    Append), ``None`` for a view without one (FS 5.3.10).
+    """
 
     kind: str
     data: tuple[int, ...]
     stride: int = 0
     count: int = 0
     format: str = ""
+    counter: int | None = None
 
     @property
     def size(self) -> int:
         return 4 * len(self.data)
 
     def with_data(self, data: tuple[int, ...]) -> Resource:
-        return Resource(self.kind, data, self.stride, self.count, self.format)
+        return replace(self, data=data)
 
 
 @dataclass(frozen=True)
@@ -67,11 +72,15 @@ Accept = int | None | Masked | F64Nan
 
 @dataclass(frozen=True)
 class ExpectedResource:
+    """``has_counter``: the view has a hidden counter, whose final value lies in ``counter``."""
+
     kind: str
     words: tuple[Accept, ...]
     stride: int = 0
     count: int = 0
     format: str = ""
+    has_counter: bool = False
+    counter: Accept = None
 
 
 @dataclass(frozen=True)
@@ -168,7 +177,7 @@ def _u32(value: Any, where: str) -> int:
 def resource_from_json(doc: Any, where: str) -> Resource:
     if not isinstance(doc, dict):
         raise StateError(f"expected a resource object, got {shown(doc)}", where=where)
-    allowed = {"kind", "data", "stride", "count", "format"}
+    allowed = {"kind", "data", "stride", "count", "format", "counter"}
     extra = sorted(set(doc) - allowed)
     if extra:
         raise StateError(f"unknown field(s) {', '.join(extra)}; expected {sorted(allowed)}",
@@ -198,7 +207,13 @@ def resource_from_json(doc: Any, where: str) -> Resource:
         count = len(words)
     elif "stride" in doc or "count" in doc or "format" in doc:
         raise StateError("a raw resource has only kind and data", where=where)
-    return Resource(kind, words, stride, count, fmt)
+    counter = None
+    if "counter" in doc:
+        if kind != "structured":
+            raise StateError("field counter: only a structured view has a hidden counter",
+                             where=where)
+        counter = _u32(doc["counter"], f"{where}.counter")
+    return Resource(kind, words, stride, count, fmt, counter)
 
 
 def resource_to_json(res: Resource) -> dict[str, Any]:
@@ -207,6 +222,8 @@ def resource_to_json(res: Resource) -> dict[str, Any]:
         out["stride"], out["count"] = res.stride, res.count
     if res.kind == "typed":
         out["format"] = res.format
+    if res.counter is not None:
+        out["counter"] = res.counter
     return out
 
 
@@ -229,6 +246,9 @@ def state_from_json(doc: Any, where: str = "state") -> MachineState:
             registers[key] = (r[0], r[1], r[2], r[3])
         elif RESOURCE_RE.match(key):
             resources[key] = resource_from_json(value, here)
+            if resources[key].counter is not None and not key.startswith("u"):
+                raise StateError("field counter: only a UAV (u#) has a hidden counter",
+                                 where=here)
         else:
             raise StateError("unknown state key; expected r#, u#, g#, t# or invocation", where=here)
     return MachineState(registers, resources, invocation)
@@ -274,6 +294,8 @@ def expected_to_json(state: ExpectedState) -> dict[str, Any]:
             body["stride"], body["count"] = res.stride, res.count
         if res.kind == "typed":
             body["format"] = res.format
+        if res.has_counter:
+            body["counter"] = accept_to_json(res.counter)
         out[key] = body
     if state.invocation != "active":
         out["invocation"] = state.invocation
@@ -310,9 +332,12 @@ def expected_from_json(doc: Any, where: str = "expect.state") -> ExpectedState:
                 if isinstance(number, bool) or not isinstance(number, int) or number < 0:
                     raise StateError(f"field {name}: expected a non-negative integer",
                                      where=here)
+            has_counter = "counter" in value
+            counter = accept_from_json(value["counter"], f"{here}.counter") \
+                if has_counter else None
             resources[key] = ExpectedResource(str(value.get("kind")), words,
                                               numbers["stride"], numbers["count"],
-                                              str(value.get("format", "")))
+                                              str(value.get("format", "")), has_counter, counter)
         else:
             raise StateError("unknown key; expected r#, u#, g#, t# or invocation", where=here)
     return ExpectedState(registers, resources, invocation)
@@ -322,6 +347,7 @@ def exact(state: MachineState) -> ExpectedState:
     """The acceptance sets that hold exactly ``state``."""
     return ExpectedState(
         dict(state.registers),
-        {k: ExpectedResource(r.kind, r.data, r.stride, r.count, r.format)
+        {k: ExpectedResource(r.kind, r.data, r.stride, r.count, r.format,
+                             r.counter is not None, r.counter)
          for k, r in state.resources.items()},
         state.invocation)

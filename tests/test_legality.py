@@ -364,6 +364,47 @@ def test_bound_format_r32_float_rejected(name: str, line: str) -> None:
         assert broken(lines, state=state) == expected, fmt
 
 
+# Rules that read the bound view, not only the program: (name, program lines, state, target,
+# expected rule ids). The view's format against the declared type (FS 22.3.42), the hidden
+# counter a counter instruction needs (FS 22.17.17, 5.3.10.1), a u# query outside UAV stages.
+TYPED_UINT = "dcl_uav_typed_buffer (uint,uint,uint,uint) u0"
+COUNTED_U0 = "dcl_uav_structured u0, 4"
+VIEW_CASES: list[tuple[str, list[str], dict[str, Any], str, list[str]]] = [
+    ("ld_typed_float_view", [TYPED_UINT, "ld_uav_typed r0.xyzw, l(0, 0, 0, 0), u0.xyzw"],
+     {"kind": "typed", "format": "R32_FLOAT", "data": [0]}, "cs_5_0",
+     ["ld_uav_typed.binding.typed_type_match"]),
+    ("ld_typed_uint_view", [TYPED_UINT, "ld_uav_typed r0.xyzw, l(0, 0, 0, 0), u0.xyzw"],
+     {"kind": "typed", "format": "R32_UINT", "data": [0]}, "cs_5_0", []),
+    ("store_typed_sint_view", [TYPED_UINT, "store_uav_typed u0.xyzw, l(0, 0, 0, 0), r0.xyzw"],
+     {"kind": "typed", "format": "R32_SINT", "data": [0]}, "cs_5_0",
+     ["store_uav_typed.binding.typed_type_match"]),
+    ("bufinfo_typed_float_view", [TYPED_UINT, "bufinfo r0.xyzw, u0"],
+     {"kind": "typed", "format": "R32_FLOAT", "data": [0]}, "cs_5_0",
+     ["bufinfo.binding.typed_type_match"]),
+    ("bufinfo_uav_in_vertex", ["dcl_uav_raw u0", "bufinfo r0.xyzw, u0"],
+     {"kind": "raw", "data": [0]}, "vs_5_0", ["bufinfo.legal.uav_stage"]),
+    ("bufinfo_srv_in_vertex", ["dcl_resource_raw t0", "bufinfo r0.xyzw, t0"],
+     {"kind": "raw", "data": [0]}, "vs_5_0", []),
+    ("alloc_without_counter", [COUNTED_U0, "imm_atomic_alloc r0.x, u0"],
+     {"kind": "structured", "stride": 4, "count": 1, "data": [0]}, "cs_5_0",
+     ["imm_atomic_alloc.binding.counter"]),
+    ("alloc_with_counter", [COUNTED_U0, "imm_atomic_alloc r0.x, u0"],
+     {"kind": "structured", "stride": 4, "count": 1, "counter": 0, "data": [0]}, "cs_5_0", []),
+    ("consume_without_counter", [COUNTED_U0, "imm_atomic_consume r0.x, u0"],
+     {"kind": "structured", "stride": 4, "count": 1, "data": [0]}, "cs_5_0",
+     ["imm_atomic_consume.binding.counter"]),
+]
+
+
+@pytest.mark.parametrize(("name", "lines", "view", "target", "expected"), VIEW_CASES,
+                         ids=[c[0] for c in VIEW_CASES])
+def test_rules_reading_the_bound_view(name: str, lines: list[str], view: dict[str, Any],
+                                      target: str, expected: list[str]) -> None:
+    register = "t0" if "t0" in lines[0] else "u0"
+    state = state_from_json({"r0": [0, 0, 0, 0], register: view})
+    assert broken(lines, target=target, state=state) == expected
+
+
 def test_execute_reports_the_first_rule() -> None:
     program = parse_program([SS_U0, "store_structured u0.xz, l(0), l(0), r0.xyzw"])
     state = state_from_json({"r0": [1, 2, 3, 4],
@@ -382,7 +423,8 @@ def test_every_rule_reported_has_a_case() -> None:
     """Every expression and declaration rule of the spec is broken by some hand case."""
     spec = load_default()
     reported = {rid for case in CASES for rid in case[4]} | \
-        {f"{name}.binding.typed_format" for name, _ in BOUND_FORMAT_CASES}
+        {f"{name}.binding.typed_format" for name, _ in BOUND_FORMAT_CASES} | \
+        {rid for case in VIEW_CASES for rid in case[4]}
     written = {r.id for r in spec.legality_rules() if r.check in ("expr", "declaration", "program")}
     assert sorted(written - reported) == []
 

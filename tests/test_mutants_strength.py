@@ -43,6 +43,12 @@ KILLED_BY: dict[str, list[tuple[str, str]]] = {
                                    "imm_atomic_cmp_exch r0.w, u0, r1.xyzw, r2.x, r3.x")],
     "struct_index_offset_swapped": [("atomic_iadd/boundary/0221",
                                      "dcl_uav_structured u0, 12")],
+    # typed loads: the format's default alpha (1.0f) read as 0
+    "typed_defaults_zero": [("ld_uav_typed/cell/0002",
+                             "dcl_uav_typed_buffer (float,float,float,float) u0")],
+    # hidden counters: consume returns the count before the decrement (the page's table)
+    "counter_returns_original": [("imm_atomic_consume/boundary/0000",
+                                  "imm_atomic_consume r0.w, u0")],
 }
 
 

@@ -246,6 +246,38 @@ def test_defined_with_a_memory_outcome_fails_outcome_consistency(tmp_path: Path)
     assert "store_structured.uav_structured.oob_index" in table["store_structured/outcomes"].detail
 
 
+def test_word_results_exist_for_every_lane_less_result_and_counter(
+        results: list[TheoremResult]) -> None:
+    table = by_name(results)
+    for instruction in SPEC.instructions.values():
+        sem = instruction.semantics
+        writes_word = (sem.result is not None and sem.lanes is None) or sem.counter is not None
+        name = f"{instruction.name}/word_results"
+        assert (name in table) == writes_word, name
+        if writes_word:
+            assert table[name].status == "proved"
+
+
+def test_a_counter_that_does_not_wrap_fails_word_results(tmp_path: Path) -> None:
+    counted = [i for i in SPEC.instructions.values() if i.semantics.counter is not None]
+    assert counted, "the spec has hidden-counter instructions"
+    name = counted[0].name
+    value = counted[0].semantics.counter.value  # type: ignore[union-attr]
+    root = tmp_path / "spec"
+    shutil.copytree(default_root(), root)
+    path = root / "instructions" / f"{name}.yaml"
+    text = path.read_text("utf-8")
+    # Drop the modulo from the counter's new value: it can leave 32 bits.
+    start = text.index(f"- {{name: {value}, expr: \"") + len(f"- {{name: {value}, expr: \"")
+    end = text.index("\"", start)
+    expr = text[start:end]
+    assert expr.endswith(" % 4294967296"), expr
+    path.write_text(text[:start] + expr[:-len(" % 4294967296")] + text[end:], "utf-8")
+    table = by_name(run_all(load_spec(root), instructions=[name]))
+    assert table[f"{name}/word_results"].status == "failed"
+    assert "leaves 32 bits" in table[f"{name}/word_results"].detail
+
+
 def test_conflicting_availability_rows_fail() -> None:
     instruction = SPEC.instruction("store_structured")
     row = instruction.availability.targets[0]

@@ -17,7 +17,8 @@ from sm5.vectors.generate import GOLDEN, MANIFEST
 
 SPEC = load_default()
 U32_MAX = 4294967295
-MAX_BYTES = 20 * 1024 * 1024
+#: The committed golden set's budget: about 30 instructions in under 40 MB.
+MAX_BYTES = 40 * 1024 * 1024
 
 
 @cache
@@ -47,7 +48,7 @@ def test_one_file_per_instruction_and_a_manifest() -> None:
         assert header.generator["level"] == 1
 
 
-def test_committed_size_under_20_mb() -> None:
+def test_committed_size_under_40_mb() -> None:
     size = sum(p.stat().st_size for p in GOLDEN.iterdir() if p.is_file())
     assert size < MAX_BYTES
 
@@ -246,4 +247,4 @@ def test_readme_examples_are_golden_vectors() -> None:
         assert doc == by_id[doc["id"]].to_json(), doc["id"]
         kinds.update(doc["expect"]["outcomes"])
     assert kinds == {"defined", "no_write", "resource_undefined", "tgsm_undefined",
-                     "dst_undefined", "dst_constrained", "rejected"}
+                     "dst_undefined", "dst_default", "dst_constrained", "rejected"}

@@ -76,6 +76,7 @@ class Dims:
     stride: int = 0
     count: int = 0
     size: int = 0
+    counter: int | None = None  # the view's hidden counter (FS 5.3.10); None: the view has none
 
 
 DEFAULT_DIMS = Dims(stride=16, count=4, size=16)
@@ -308,6 +309,8 @@ class Assembler:
             out["stride"], out["count"] = dims.stride, dims.count
         if slot.kind == "typed":
             out["format"] = slot.format
+        if dims.counter is not None:
+            out["counter"] = dims.counter
         return out
 
     def program(self) -> Program:
@@ -355,7 +358,8 @@ class Assembler:
                     return None
                 if kind == "typed":
                     count = len(data)
-                resources[key] = Resource(kind, data, stride, count, doc.get("format", ""))
+                resources[key] = Resource(kind, data, stride, count, doc.get("format", ""),
+                                          doc.get("counter"))
         return MachineState(registers, resources, str(state.get("invocation", "active")))
 
     def case(self, *, flags: Sequence[str] = (), note: str = "",

@@ -111,11 +111,14 @@ def _lanes(spec: Spec, shape: Shape) -> tuple[int, ...]:
     return tuple(k for k, letters in enumerate(F64_LANES) if letters in mask)
 
 
-def _dims(p: Point, kind: str) -> Dims:
+def _dims(p: Point, kind: str, fields: Mapping[str, str] | None = None) -> Dims:
+    """The resource's shape from a point; ``fields`` maps resource fields to input names (a
+    ``counter`` input gives the view its hidden counter)."""
     if kind == "raw":
         return Dims(size=_int(p, "size"))
     if kind == "structured":
-        return Dims(stride=_int(p, "stride"), count=_int(p, "count"))
+        counter = _int(p, fields["counter"]) if fields and "counter" in fields else None
+        return Dims(stride=_int(p, "stride"), count=_int(p, "count"), counter=counter)
     return Dims(count=_int(p, "count"), size=4 * _int(p, "count"))
 
 
@@ -168,7 +171,8 @@ def conform(spec: Spec, shape: Shape, points: Sequence[Point]) -> Shape:
             _position(ins, operand)].kind
         file = str(p[fields["file"]]) if "file" in fields else shape.slots[
             _position(ins, operand)].file
-        shape = _memory_slot(spec, shape, _position(ins, operand), file, kind, _dims(p, kind))
+        shape = _memory_slot(spec, shape, _position(ins, operand), file, kind,
+                             _dims(p, kind, fields))
     for item in ins.semantics.inputs:
         b = item.source
         if b.kind == "mask":

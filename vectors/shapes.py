@@ -54,7 +54,8 @@ def violations(spec: Spec, shape: Shape) -> tuple[str, ...]:
     except Unrealizable:
         return ("<unrealizable>",)
     # Legality reads the bound format of typed resources, never their data.
-    resources = {s.register: Resource(s.kind, (), s.dims.stride, s.dims.count, s.format)
+    resources = {s.register: Resource(s.kind, (), s.dims.stride, s.dims.count, s.format,
+                                      s.dims.counter)
                  for s in (*shape.slots, *shape.extras) if s.kind}
     machine = MachineState({}, resources, shape.invocation)
     return tuple(r.id for r in oracle_violations(program, shape.target, shape.runtime, machine,
@@ -81,7 +82,8 @@ def _slot_choices(spec: Spec, ins: InstructionSpec, i: int, stage: str,
                     out.extend(Slot(file, 0, components, kind=kind, return_type=rt, format=fmt,
                                     dims=_default_dims(kind)) for rt, fmt in typed)
                 else:
-                    out.append(Slot(file, 0, components, kind=kind, dims=_default_dims(kind)))
+                    out.append(Slot(file, 0, components, kind=kind,
+                                    dims=_default_dims(kind, _counts(ins, op.name, kind, file))))
         else:
             index = 0 if domain.is_indexed(file) and file != "l" else None
             out.append(Slot(file, index, components))
@@ -96,10 +98,23 @@ def _components_for(op: OperandSpec, file: str) -> str:
     return domain.default_components(op)
 
 
-def _default_dims(kind: str) -> Dims:
+def _counted(dims: Dims, count: int) -> Dims:
+    """Structured dimensions with another structure count (the view's counter kept)."""
+    return replace(dims, count=count, size=0)
+
+
+def _default_dims(kind: str, counter: bool = False) -> Dims:
     if kind == "typed":
         return Dims(count=DEFAULT_DIMS.count, size=4 * DEFAULT_DIMS.count)
-    return DEFAULT_DIMS
+    return replace(DEFAULT_DIMS, counter=0) if counter else DEFAULT_DIMS
+
+
+def _counts(ins: InstructionSpec, operand: str, kind: str, file: str) -> bool:
+    """The instruction reads the hidden counter of the operand's (structured) view: its
+    default view has one, in the files the operand allows (a view of another file has none)."""
+    return kind == "structured" and file in ins.operand(operand).files and any(
+        i.source.kind == "resource" and i.source.operand == operand and
+        i.source.field == "counter" for i in ins.semantics.inputs)
 
 
 def _number_registers(slots: Sequence[Slot]) -> tuple[Slot, ...]:
@@ -137,15 +152,20 @@ def legal_typed_pairs(spec: Spec, name: str) -> tuple[tuple[str, str], ...]:
     formats = spec.model.typed_formats
     pairs = sorted(itertools.product(domain.return_types(spec), domain.typed_formats(spec)),
                    key=lambda p: (formats[p[1]] != p[0], list(formats).index(p[1])))
-    cell = domain.cells(spec, ins)[0]
-    base = first_shape(spec, name, cell.target.name, cell.runtime, typed=tuple(pairs))
-    out = []
-    for rt, fmt in pairs:
-        slot = replace(base.slots[memory[0]], kind="typed", return_type=rt, format=fmt,
-                       dims=_default_dims("typed"))
-        if is_legal(spec, base.with_slot(memory[0], slot)):
-            out.append((rt, fmt))
-    return tuple(out)
+    # The operand may also take files without typed views (a query of t# or u#), and the first
+    # cells may be stages without UAVs: the first cell where some pair is legal decides.
+    typed_files = [f for f in ins.operands[memory[0]].files if "typed" in domain.kinds_of(spec, f)]
+    for cell in domain.cells(spec, ins):
+        base = first_shape(spec, name, cell.target.name, cell.runtime, typed=tuple(pairs))
+        out = []
+        for file, (rt, fmt) in itertools.product(typed_files[:1], pairs):
+            slot = replace(base.slots[memory[0]], file=file, kind="typed", return_type=rt,
+                           format=fmt, dims=_default_dims("typed"))
+            if is_legal(spec, base.with_slot(memory[0], slot)):
+                out.append((rt, fmt))
+        if out:
+            return tuple(out)
+    return ()
 
 
 def legal_typed(spec: Spec, name: str) -> tuple[str, str]:
@@ -258,8 +278,11 @@ def _resource_slot(spec: Spec, name: str, file: str, index: int, kind: str,
                    components: str = "") -> Slot:
     """A u#/g# slot with default dimensions (and the first typed details, when typed)."""
     rt, fmt = typed_choices(spec, name)[0] if kind == "typed" else ("", "")
-    return Slot(file, index, components, kind=kind, dims=_default_dims(kind), return_type=rt,
-                format=fmt)
+    ins = spec.instruction(name)
+    counts = any(_counts(ins, op.name, kind, file) for op in ins.operands
+                 if op.role == "memory")
+    return Slot(file, index, components, kind=kind, dims=_default_dims(kind, counts),
+                return_type=rt, format=fmt)
 
 
 def _retarget_slot(spec: Spec, name: str, op: OperandSpec, slot: Slot, file: str) -> Slot:
@@ -303,6 +326,9 @@ def moves(spec: Spec, shape: Shape) -> Iterator[Move]:
                     if fmt != slot.format:
                         yield Move(f"{op.name} format {fmt}",
                                    shape.with_slot(i, replace(slot, format=fmt)))
+            if slot.dims.counter is not None:
+                yield Move(f"{op.name} view without a counter", shape.with_slot(
+                    i, replace(slot, dims=replace(slot.dims, counter=None))))
             yield from _dimension_moves(spec, shape, i, target.stage, target.model)
         if slot.file != "l":
             if op.selection == "mask":
@@ -379,15 +405,16 @@ def _dimension_moves(spec: Spec, shape: Shape, i: int, stage: str, model: int
         for stride in domain.declaration_candidates(spec, "stride", env):
             count = slot.dims.count if (stride * slot.dims.count) % 4 == 0 else 4
             yield Move(f"stride {stride}",
-                       shape.with_slot(i, replace(slot, dims=Dims(stride, count))))
+                       shape.with_slot(i, replace(
+                           slot, dims=replace(slot.dims, stride=stride, count=count, size=0))))
         for count in domain.declaration_candidates(spec, "count", env):
             yield Move(f"{count} structures",
-                       shape.with_slot(i, replace(slot, dims=Dims(slot.dims.stride, count))))
+                       shape.with_slot(i, replace(slot, dims=_counted(slot.dims, count))))
         if slot.file == "g":
             for total in totals:
                 count = math.ceil(total / slot.dims.stride)
                 yield Move(f"{count} structures",
-                           shape.with_slot(i, replace(slot, dims=Dims(slot.dims.stride, count))))
+                           shape.with_slot(i, replace(slot, dims=_counted(slot.dims, count))))
     if slot.kind == "raw":
         sizes = set(domain.declaration_candidates(spec, "bytes", env))
         if slot.file == "g":
@@ -544,9 +571,10 @@ def _with_number(slot: Slot, number: str, value: int) -> Slot | None:
     if field is None:
         return None
     if field == "stride":
-        return replace(slot, dims=Dims(stride=value, count=_whole_count(value)))
+        return replace(slot, dims=replace(slot.dims, stride=value, count=_whole_count(value),
+                                           size=0))
     if field == "count":
-        return replace(slot, dims=Dims(stride=slot.dims.stride, count=value))
+        return replace(slot, dims=replace(slot.dims, count=value, size=0))
     return replace(slot, dims=Dims(size=value))
 
 

@@ -111,6 +111,8 @@ class NaiveTranslator:
             ins = load_default().instruction(instruction.name)
             if ins.semantics.memory is not None:
                 self.memory_access(ins, instruction, machine)
+            elif ins.semantics.lanes is None and (ins.semantics.result or ins.semantics.counter):
+                self.view_query(ins, instruction, machine)
             elif hasattr(self, instruction.name):
                 getattr(self, instruction.name)(instruction, machine)
             else:
@@ -277,9 +279,57 @@ class NaiveTranslator:
             dst = self.operand(ins, instruction, memory.returns)
             letters = (mem.components or "xyzw").ljust(4, (mem.components or "w")[-1])
             window = [load(res, w) for w in words] + [0] * (4 - len(words))
+            if res["kind"] == "typed":
+                window = self.typed_element(res, words)
             for c in dst.components:
                 k = COMPONENTS.index(letters[COMPONENTS.index(c)])
                 m.registers[dst.register][COMPONENTS.index(c)] = window[k]
+
+    def typed_element(self, res: dict[str, Any], words: list[int]) -> list[int]:
+        """A typed read: the element's words (0 out of range), then the format's defaults."""
+        layout = load_default().model.format_layouts[res["format"]]
+        element = [res["data"][w] for w in words] or [0] * layout.components
+        return element + list(layout.defaults[len(element):])
+
+    # -- view queries and hidden counters (bufinfo, alloc/consume) -----------------------------
+
+    def view_field(self, res: dict[str, Any], file: str, name: str) -> int | str:
+        """A field of a bound view, as the spec's ``resource`` bindings name them."""
+        if name == "size":
+            return 4 * len(res["data"])
+        if name == "count" and res["kind"] == "typed":
+            return len(res["data"])
+        if name == "file":
+            return file
+        value: int | str = res.get(name, 0)
+        return value
+
+    def view_query(self, ins: InstructionSpec, instruction: Instruction, m: Machine) -> None:
+        """Read the view's fields, evaluate the spec's derived values, write the masked
+        components of the result and the view's new counter."""
+        env: dict[str, Any] = {}
+        for item in ins.semantics.inputs:
+            source = item.source
+            if source.kind == "resource":
+                op = self.operand(ins, instruction, source.operand)
+                env[item.name] = self.view_field(m.resources[op.register], op.file,
+                                                 source.field)
+        env.update(load_default().model.limits)
+        for derived in ins.semantics.derived:
+            env[derived.name] = derived.expr.evaluate(env)
+        result, counter = ins.semantics.result, ins.semantics.counter
+        if result is not None:
+            dst = self.operand(ins, instruction, result.operand)
+            value = self.query_value(ins, env, result.value)
+            for c in dst.components:
+                m.registers[dst.register][COMPONENTS.index(c)] = value & U32
+        if counter is not None:
+            view = self.operand(ins, instruction, counter.operand)
+            m.resources[view.register]["counter"] = int(env[counter.value]) & U32
+
+    def query_value(self, ins: InstructionSpec, env: dict[str, Any], value: str) -> int:
+        """The value a query writes to its destination (the spec's derived ``value``)."""
+        return int(env[value])
 
     def read_modify_write(self, ins: InstructionSpec, instruction: Instruction, m: Machine,
                           res: dict[str, Any], word: int) -> None:

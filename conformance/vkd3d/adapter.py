@@ -31,7 +31,7 @@ import hashlib
 import os
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import get_args
 
@@ -44,6 +44,7 @@ from sm5.conformance.vkd3d.shader import (
     UavMode,
     Vkd3dError,
     Vkd3dUnavailable,
+    counter_bindings,
     load_translator,
     register_bindings,
     spirv_descriptors,
@@ -105,6 +106,7 @@ class Compiled:
 
     spirv: bytes
     descriptors: Mapping[str, tuple[int, BindingKind]]
+    counters: Mapping[str, tuple[int, BindingKind]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,7 @@ class Prepared:
     registers: tuple[str, ...]
     isolated: bool
     guards: Mapping[str, Mapping[str, Sequence[int]]]
+    counters: tuple[str, ...] = ()
 
 
 class _Skip(Exception):
@@ -278,8 +281,18 @@ class Vkd3dLavapipe:
                                           guard_words=max(CANARY_WORDS,
                                                           _guard_reach(guards.get(register)))))
             registers.append(register)
+        # Hidden counters follow the views, each a one-word buffer vkd3d reads and writes.
+        counters: list[str] = []
+        for b in harness.bindings:
+            if b.counter is None or b.register not in compiled.counters:
+                continue
+            number, kind = compiled.counters[b.register]
+            bindings.append(BufferBinding(number, (b.counter,), kind,
+                                          texel_format=UNTYPED_VIEW_FORMAT))
+            counters.append(b.register)
         isolated = needs_isolation(program, state, vector.target, vector.runtime)
-        return Prepared(harness, compiled, tuple(bindings), tuple(registers), isolated, guards)
+        return Prepared(harness, compiled, tuple(bindings), tuple(registers), isolated, guards,
+                        tuple(counters))
 
     def _compile(self, program: Program) -> Compiled:
         cached = self._compiled.get(program)
@@ -311,16 +324,19 @@ class Vkd3dLavapipe:
             return Result.error(f"translator unavailable: {exc}")
         try:
             numbers = register_bindings(spirv)
+            counter_numbers = counter_bindings(spirv)
             kinds = {d.binding: d.kind for d in spirv_descriptors(spirv)}
         except SpirvError as exc:
             return Result.error(f"vkd3d produced unreadable SPIR-V: {exc}")
-        descriptors: dict[str, tuple[int, BindingKind]] = {}
-        for register, number in numbers.items():
-            kind = kinds.get(number)
-            if kind not in get_args(BindingKind):
-                return Result.error(f"{register} became a {kind} descriptor; expected a buffer")
-            descriptors[register] = (number, kind)  # type: ignore[assignment]
-        return Compiled(spirv, descriptors)
+        found: list[dict[str, tuple[int, BindingKind]]] = [{}, {}]
+        for table, source in zip(found, (numbers, counter_numbers), strict=True):
+            for register, number in source.items():
+                kind = kinds.get(number)
+                if kind not in get_args(BindingKind):
+                    return Result.error(f"{register} became a {kind} descriptor; expected a "
+                                        "buffer")
+                table[register] = (number, kind)  # type: ignore[assignment]
+        return Compiled(spirv, found[0], found[1])
 
     def _dispatch(self, prepared: Prepared) -> list[RunOutput]:
         spirv, bindings = prepared.compiled.spirv, list(prepared.bindings)
@@ -370,7 +386,10 @@ class Vkd3dLavapipe:
         harness = prepared.harness
         contents: dict[str, tuple[int, ...]] = {}
         returned_guards: dict[str, dict[str, list[int]]] = {}
-        for register, out in zip(prepared.registers, outputs, strict=True):
+        counters: dict[str, int] = {}
+        views, counter_outputs = outputs[:len(prepared.registers)], \
+            outputs[len(prepared.registers):]
+        for register, out in zip(prepared.registers, views, strict=True):
             sent = prepared.guards.get(register)
             beyond = [d for d in out.guard_diff if sent is None or not _in_guard(sent, d[0],
                                                                                 len(out.words))]
@@ -380,11 +399,15 @@ class Vkd3dLavapipe:
                 returned_guards[register] = _read_back_guard(sent, out.guard_diff,
                                                              len(out.words))
             contents[register] = out.words
+        for register, out in zip(prepared.counters, counter_outputs, strict=True):
+            if not out.guard_intact or len(out.words) != 1:
+                return Result.error(f"{register}'s counter buffer was written outside its word")
+            counters[register] = out.words[0]
         state_words = contents.pop(harness.state_register, ())[: harness.layout.words]
         for b in harness.bindings:
             contents.setdefault(b.register, b.data)
         try:
-            final = decode_state(harness, state_words, contents)
+            final = decode_state(harness, state_words, contents, counters)
         except Sm5Error as exc:
             return Result.error(f"cannot decode the final state: {exc}")
         reply = state_to_json(final)

@@ -764,8 +764,23 @@ def spirv_bindings(spirv: bytes) -> dict[str, int]:
     for desc in spirv_descriptors(spirv):
         if desc.set != 0:
             raise SpirvError(f"descriptor {desc.name or desc.variable_id} is in set {desc.set}")
-        result[desc.name or f"%{desc.variable_id}"] = desc.binding
+        key = desc.name or f"%{desc.variable_id}"
+        # A UAV with a hidden counter has two descriptors of its name: its own, the lower
+        # binding, and the counter's (see counter_bindings).
+        result[key] = min(desc.binding, result.get(key, desc.binding))
     return result
+
+
+def counter_bindings(spirv: bytes) -> dict[str, int]:
+    """UAV counter descriptors by register (``"u0"``): vkd3d gives a UAV whose
+    hidden counter the program uses a second descriptor named after the same
+    register, the one-word buffer holding its hidden counter, declared after
+    the UAV's own descriptor (so numbered next in declaration order)."""
+    seen: dict[str, list[int]] = {}
+    for desc in spirv_descriptors(spirv):
+        if desc.name:
+            seen.setdefault(desc.name, []).append(desc.binding)
+    return {name: max(numbers) for name, numbers in seen.items() if len(numbers) == 2}
 
 
 def register_bindings(spirv: bytes) -> dict[str, int]:

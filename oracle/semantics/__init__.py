@@ -32,6 +32,7 @@ from sm5.oracle.state import (
     F64Nan,
     MachineState,
     Masked,
+    Resource,
     bits_f64,
     f64_bits,
     split64,
@@ -63,13 +64,23 @@ def _apply(spec: InstructionSpec, model: Model, instruction: Instruction, state:
         outcome = outcomes[name]
         if outcome.effect == "exact" and outcome.scope == "instruction":
             if memory is not None:
-                _access(spec, instruction, state, draft, inputs, memory)
+                _access(spec, model, instruction, state, draft, inputs, memory)
             if semantics.result is not None:
                 _register_result(spec, instruction, draft, inputs, fired, lane)
+            if semantics.counter is not None:
+                counter = int(full_env(semantics, inputs)[semantics.counter.value])
+                if not 0 <= counter <= U32:
+                    raise ExecError(f"{spec.name}: the counter value {counter} is not 32-bit")
+                draft.set_counter(
+                    operand_named(spec, instruction, semantics.counter.operand).register, counter)
         elif outcome.effect == "undefined" and outcome.scope == "resource" and memory:
             draft.undefine_resource(operand_named(spec, instruction, memory.operand).register)
         elif outcome.effect == "undefined" and outcome.scope == "shared_memory":
             draft.undefine_files(model.shared_memory_files)
+        elif outcome.scope == "destination" and outcome.effect == "default" and memory:
+            op = operand_named(spec, instruction, memory.operand)
+            _read_window(spec, instruction, draft, op.components,
+                         _element(model, resource_of(state, op), None))
         elif outcome.scope == "destination" and outcome.effect in ("undefined", "zero"):
             value: Accept = None if outcome.effect == "undefined" else 0
             for register, component in _destination(spec, instruction, lane):
@@ -93,8 +104,9 @@ def _destination(spec: InstructionSpec, instruction: Instruction, lane: int
     return [(op.register, COMPONENTS.index(c)) for c in letters]
 
 
-def _access(spec: InstructionSpec, instruction: Instruction, state: MachineState, draft: Draft,
-            inputs: dict[str, Value], memory: MemoryAccess) -> None:
+def _access(spec: InstructionSpec, model: Model, instruction: Instruction,
+            state: MachineState, draft: Draft, inputs: dict[str, Value],
+            memory: MemoryAccess) -> None:
     """The in-bounds access: read, write or read-modify-write at the address."""
     op = operand_named(spec, instruction, memory.operand)
     res = resource_of(state, op)
@@ -102,7 +114,9 @@ def _access(spec: InstructionSpec, instruction: Instruction, state: MachineState
     if memory.mode == "write":
         assert memory.value is not None
         values = components(operand_named(spec, instruction, memory.value), state)
-        for k in range(int(inputs["components"])):
+        count = (model.format_layouts[res.format].components if res.kind == "typed"
+                 else int(inputs["components"]))
+        for k in range(count):
             draft.write_word(op.register, first + k, values[k])
     elif memory.mode in ("rmw", "rmw_return"):
         assert memory.kernel is not None
@@ -113,22 +127,46 @@ def _access(spec: InstructionSpec, instruction: Instruction, state: MachineState
         if memory.returns is not None:
             for register, component in _destination(spec, instruction, 0):
                 draft.set_component(register, component, int(inputs["old"]))
+    elif res.kind == "typed":
+        _read_window(spec, instruction, draft, op.components, _element(model, res, first))
     else:
         window = [res.data[first + k] if 0 <= first + k < len(res.data) else 0
                   for k in range(4)]
-        letters = op.components or "xyzw"
-        for register, component in _destination(spec, instruction, 0):
-            word = COMPONENTS.index(letters[component] if component < len(letters)
-                                    else letters[-1])
-            draft.set_component(register, component, window[word])
+        _read_window(spec, instruction, draft, op.components, window)
+
+
+def _element(model: Model, res: Resource, first: int | None) -> list[int]:
+    """The four components a typed view returns for the element at word ``first``: its words,
+    then the format's defaults; ``None`` is an out-of-range element (0 in the format's words)."""
+    layout = model.format_layouts[res.format]
+    words = [0 if first is None else res.data[first + k] for k in range(layout.components)]
+    return words + list(layout.defaults[layout.components:])
+
+
+def _read_window(spec: InstructionSpec, instruction: Instruction, draft: Draft, swizzle: str,
+                 window: list[int]) -> None:
+    """Each written component receives the window word its memory operand's swizzle picks."""
+    letters = swizzle or "xyzw"
+    for register, component in _destination(spec, instruction, 0):
+        word = COMPONENTS.index(letters[component] if component < len(letters)
+                                else letters[-1])
+        draft.set_component(register, component, window[word])
 
 
 def _register_result(spec: InstructionSpec, instruction: Instruction, draft: Draft,
                      inputs: dict[str, Value], fired: tuple[Clause, ...], lane: int) -> None:
-    """Write the lane's value (after ``_sat``) or the acceptance form a fired clause names."""
+    """Write the lane's double (after ``_sat``) or the acceptance form a fired clause names; an
+    instruction without lanes writes its 32-bit value to every masked component."""
     semantics = spec.semantics
     assert semantics.result is not None
     value = int(full_env(semantics, inputs)[semantics.result.value])
+    if semantics.lanes is None:
+        # No lanes: one 32-bit value, received by every component of the write mask.
+        if not 0 <= value <= U32:
+            raise ExecError(f"{spec.name}: the result {value} is not a 32-bit word")
+        for register, component in _destination(spec, instruction, lane):
+            draft.set_component(register, component, value)
+        return
     if instruction.sat:
         value = saturate_f64(value)
     lo, hi = split64(value)

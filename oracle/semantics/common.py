@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sm5.oracle.clauses import outcomes_of
 from sm5.oracle.errors import ExecError
@@ -38,8 +38,16 @@ class Draft:
             return
         words = list(res.words)
         words[word] = value
-        self.resources[register] = ExpectedResource(res.kind, tuple(words), res.stride,
-                                                    res.count, res.format)
+        self.resources[register] = replace(res, words=tuple(words))
+
+    def set_counter(self, register: str, value: Accept) -> None:
+        """The final value of the hidden counter of ``register``'s view."""
+        res = self.resources.get(register)
+        if res is None:
+            return
+        if not res.has_counter:
+            raise ExecError(f"{register} has no hidden counter")
+        self.resources[register] = replace(res, counter=value)
 
     def set_component(self, register: str, component: int, value: Accept) -> None:
         try:
