@@ -5,7 +5,8 @@
 #   bash runners/d3d11/build.sh [OUT.exe]
 #
 # Default output: $SM5_D3D11_DIR/sm5-d3d11-runner.exe (SM5_D3D11_DIR defaults to
-# ~/.cache/sm5-conformance/d3d11). The build is skipped when the output is newer than runner.c.
+# ~/.cache/sm5-conformance/d3d11). The build is skipped when the output was built from the same
+# runner.c and build.sh (their sha256 is kept next to it in OUT.exe.sha256).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 dir="${SM5_D3D11_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/sm5-conformance/d3d11}"
@@ -15,7 +16,8 @@ if ! command -v "$cc" >/dev/null; then
   echo "build.sh: $cc not found (Debian: apt-get install gcc-mingw-w64-x86-64)" >&2
   exit 1
 fi
-if [[ -f "$out" && "$out" -nt "$here/runner.c" && "$out" -nt "$0" ]]; then
+source_sum="$(cat "$here/runner.c" "$here/build.sh" | sha256sum | cut -d' ' -f1)"
+if [[ -f "$out" && -f "$out.sha256" && "$(cat "$out.sha256")" == "$source_sum" ]]; then
   echo "build.sh: $out is up to date"
   exit 0
 fi
@@ -27,4 +29,5 @@ trap 'rm -f "$tmp"' EXIT
 chmod 755 "$tmp"
 mv -f "$tmp" "$out"
 trap - EXIT
+printf '%s\n' "$source_sum" > "$out.sha256.tmp" && mv -f "$out.sha256.tmp" "$out.sha256"
 echo "build.sh: built $out"
