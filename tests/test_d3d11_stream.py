@@ -272,3 +272,15 @@ def test_cli_stream_bad_input_is_exit_2(tmp_path: Path,
                  str(tmp_path / "x")]) == 2
     assert str(bad) in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_a_structured_stride_d3d11_cannot_create_is_not_expressible() -> None:
+    """D3D11 takes a structured buffer's StructureByteStride in multiples of 4 bytes: a t# of
+    stride 1 cannot be created as the vector describes it."""
+    from sm5.oracle.errors import NotExpressible
+
+    vector = _vector(["dcl_resource_structured t0, 1", "ld_structured r0.x, r1.x, l(0), t0.x"],
+                     {"r0": [0, 0, 0, 0], "r1": [0, 0, 0, 0],
+                      "t0": {"kind": "structured", "stride": 1, "count": 4, "data": [7]}})
+    with pytest.raises(NotExpressible, match="multiple of 4"):
+        record_of(vector)

@@ -139,6 +139,9 @@ def _view(register: str, kind: str, fmt: str, stride: int, count: int,
         dxgi = DXGI_FORMATS[fmt]
     else:
         dxgi = 0
+    if kind == "structured" and (stride <= 0 or stride % WORD_BYTES):
+        raise NotExpressible(f"{register}: a structured buffer's stride must be a positive "
+                             f"multiple of 4 bytes in D3D11 (StructureByteStride), not {stride}")
     element = stride // WORD_BYTES if kind == "structured" else 1
     guard = math.lcm(GUARD_WORDS, element)
     elements = count if kind == "structured" else len(data)
