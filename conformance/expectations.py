@@ -24,7 +24,8 @@ every key holds: ``file`` (as written: ``r``, ``u``, ``g``, ``l`` for an immedia
 and ``role`` (the spec's operand name and role), ``type`` (``double`` or ``32-bit``: the width
 the spec's semantics read from it, see ``vector_facts``). ``resources`` is one mapping or a list
 of them (any): a resource of the vector's initial state (``u0``, ``t1``, ``g0``) matches when
-every key holds: ``file`` (a glob over its register file: ``u``, ``t``, ``g``), ``kind`` (a glob:
+every key holds: ``register`` (a glob over its name: ``u[89]``, ``u[1-6][0-9]``), ``file`` (a
+glob over its register file: ``u``, ``t``, ``g``), ``kind`` (a glob:
 ``raw``, ``structured``, ``typed``), ``empty`` (true: it holds no words, so a runner binds a
 NULL view; false: it holds some).
 
@@ -60,7 +61,7 @@ GLOB_KEYS = ("id", "instruction", "category", "clauses", "flags", "outcomes")
 #: Keys of one operand form.
 OPERAND_KEYS = ("file", "name", "role", "type")
 #: Keys of one resource form.
-RESOURCE_KEYS = ("file", "kind", "empty")
+RESOURCE_KEYS = ("register", "file", "kind", "empty")
 #: Keys of ``match`` that hold forms (one mapping or a list of them).
 FORM_KEYS = ("operands", "resources")
 
@@ -94,18 +95,20 @@ class OperandForm:
 
 @dataclass(frozen=True)
 class ResourceForm:
-    """A form one resource of the vector's initial state can have; ``file`` and ``kind`` globs
-    or "", ``empty`` None when not asked."""
+    """A form one resource of the vector's initial state can have; ``register``, ``file`` and
+    ``kind`` globs or "", ``empty`` None when not asked."""
 
     file: str = ""
     kind: str = ""
     empty: bool | None = None
+    register: str = ""
 
     def holds(self, register: str, resource: Any) -> bool:
         if not isinstance(resource, Mapping):
             return False
         kind, data = resource.get("kind"), resource.get("data")
-        return ((not self.file or fnmatch.fnmatchcase(register[:1], self.file))
+        return ((not self.register or fnmatch.fnmatchcase(register, self.register))
+                and (not self.file or fnmatch.fnmatchcase(register[:1], self.file))
                 and (not self.kind or (isinstance(kind, str)
                                        and fnmatch.fnmatchcase(kind, self.kind)))
                 and (self.empty is None or self.empty == (not data)))
@@ -271,12 +274,13 @@ def _resource_form(doc: Any, label: str) -> ResourceForm:
     if "empty" in doc and not isinstance(empty, bool):
         raise ExpectationError(f"match.resources.empty: expected true or false, got {empty!r}",
                                where=label)
-    for key in ("file", "kind"):
+    for key in ("register", "file", "kind"):
         value = doc.get(key, "")
         if key in doc and (not isinstance(value, str) or not value.strip()):
             raise ExpectationError(f"match.resources.{key}: expected a non-empty string, got "
                                    f"{value!r}", where=label)
-    return ResourceForm(str(doc.get("file", "")), str(doc.get("kind", "")), empty)
+    return ResourceForm(str(doc.get("file", "")), str(doc.get("kind", "")), empty,
+                        str(doc.get("register", "")))
 
 
 def _forms(doc: Mapping[Any, Any], key: str, label: str) -> list[Any]:

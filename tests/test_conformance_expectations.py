@@ -158,6 +158,11 @@ def test_resource_forms_match_the_initial_state(tmp_path: Path) -> None:
     assert label(with_state("atomic_iadd/cell/0001", {"r0": [0, 0, 0, 0], "u1": typed})) \
         == "typed-uav"
     assert label(with_state("atomic_iadd/cell/0002", {"u1": {**typed, "data": []}})) is None
+    high = load_expectations(write(tmp_path, """
+- {name: high-slot, status: fail, reason: r, match: {resources: {register: "u[1-6][0-9]"}}}
+"""))
+    assert high.lookup(with_state("a/limit/0001", {"u63": typed})) is not None
+    assert high.lookup(with_state("a/limit/0002", {"u7": typed, "t12": typed})) is None
 
 
 def test_an_entry_that_matches_no_vector_is_an_error(tmp_path: Path) -> None:

@@ -21,7 +21,8 @@ Names: ``d3d11`` (Wine's OpenGL renderer, or Windows' hardware device), ``d3d11:
   a second runner process (the *quarantine*), restarted after each crash or time-out; every
   other vector runs in the main process, which therefore never sees such an access.
 * **Unsupported.** What a compute harness cannot express (helper invocations), a program using
-  doubles on a device without double support (Wine 8.0), a UAV slot beyond the feature level.
+  doubles on a device without double support (Wine 8.0), a UAV slot beyond the feature level,
+  and under Wine a harness copying more than :data:`MAX_TGSM_WORDS` words of ``g#``.
 """
 
 from __future__ import annotations
@@ -45,6 +46,11 @@ CAPABILITIES: frozenset[str] = frozenset({"executes"})
 ISOLATED_OUTCOME = "tgsm_undefined"
 #: A quarantined vector may hang (huge g# indices): a shorter wait than the main process's.
 ISOLATED_TIMEOUT_S = 20.0
+#: Shared-memory words the harness copies in and out at most under Wine: it copies g# four words
+#: per instruction, so a g# total at the 32 KB limit (8192 words) makes a shader of thousands of
+#: instructions that Mesa takes minutes to compile (as for the vkd3d adapter). Such vectors are
+#: unsupported under Wine; on Windows, and in a stream for the runner, they run.
+MAX_TGSM_WORDS = 2048
 
 
 def needs_isolation(vector: Vector) -> bool:
@@ -106,6 +112,11 @@ class D3D11Runner:
             return Result.unsupported(f"not expressible as a compute harness: {exc.message}")
         except Sm5Error as exc:
             return Result.error(f"cannot build the harness: {exc}")
+        tgsm_words = sum(t.words for t in record.harness.layout.tgsm)
+        if tgsm_words > MAX_TGSM_WORDS and not is_windows():
+            return Result.unsupported(
+                f"{tgsm_words} words of g#: the harness copies at most {MAX_TGSM_WORDS} under "
+                "Wine (an unrolled copy of more takes minutes to compile on Mesa)")
         return self.run_record(record, isolated=needs_isolation(vector))
 
     def run_record(self, record: Record, *, isolated: bool) -> Result:
