@@ -28,6 +28,7 @@ import pytest
 from sm5.conformance.compare import FAILING, Verdict, judge, verdict_without_running
 from sm5.conformance.d3d11.adapter import (
     CAPABILITIES,
+    MAX_TGSM_WORDS,
     D3D11Runner,
     TargetUnavailable,
     create,
@@ -214,22 +215,24 @@ def test_replay_of_the_runner_output_gives_the_same_verdicts(golden: GoldenRun,
                                                             tmp_path: Path) -> None:
     """The subset as a Windows user runs it: the programs in one stream file, the .exe runs
     them in one process, ``results:FILE`` judges its output (the quarantined vectors, which may
-    crash the process, are left out)."""
+    crash the process, and the harnesses the adapter does not send under Wine are left out)."""
     chosen = []
     for vector in golden.subset:
         if vector.rejected or needs_isolation(vector):
             continue
         try:
-            chosen.append(record_of(vector))
+            record = record_of(vector)
         except NotExpressible:
             continue
+        if sum(t.words for t in record.harness.layout.tgsm) <= MAX_TGSM_WORDS:
+            chosen.append(record)  # the adapter does not send larger copies under Wine
     stream = tmp_path / "programs.sm5d3d11"
     stream.write_bytes(write_stream(chosen))
     launch = adapter.host.launch(str(stream))
     results = tmp_path / "results.jsonl"
     with results.open("wb") as out:
         subprocess.run(list(launch.argv), env={**os.environ, **launch.env}, stdout=out,
-                       stderr=subprocess.DEVNULL, timeout=900, check=True)
+                       stderr=subprocess.DEVNULL, timeout=1800, check=True)
     replay = resolve(f"results:{results}")
     assert len(replay.replies) == len(chosen)  # type: ignore[attr-defined]
     by_id = {v.id: v for v in golden.subset}
