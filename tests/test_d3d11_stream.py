@@ -284,3 +284,38 @@ def test_a_structured_stride_d3d11_cannot_create_is_not_expressible() -> None:
                       "t0": {"kind": "structured", "stride": 1, "count": 4, "data": [7]}})
     with pytest.raises(NotExpressible, match="multiple of 4"):
         record_of(vector)
+
+
+def test_sm5_verify_judges_the_runner_output_and_protocol_replies_alike(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``sm5 verify --results`` tells the runner's output (its header line first) from protocol
+    replies, and judges both: the same vector, the same final state, the same verdict."""
+    from conformance_cases import vector as oracle_vector
+    from conformance_cases import write_vectors
+
+    vector = oracle_vector("store_structured/hand/0001", list(STORE.program), "cs_5_0", "11.0",
+                           dict(STORE.state))
+    vectors = write_vectors(tmp_path / "v.jsonl", [vector])
+    record = record_of(vector)
+    reply = _ran(record, {(0, record.views[0].window[0] + 4): 77})  # the word the store writes
+    runner = _results_file(tmp_path / "runner.jsonl", [HEADER, {
+        "id": reply.vector_id, "digest": reply.digest, "status": "state", "invocations": 1,
+        "views": [list(v) for v in reply.views]}])
+    protocol = tmp_path / "replies.jsonl"
+    state = result_of(record, reply).state
+    protocol.write_text(json.dumps({"id": vector.id, "state": state}) + "\n", encoding="utf-8")
+    for path in (runner, protocol):
+        code = main(["verify", "--results", str(path), "--vectors", str(vectors), "--quiet"])
+        assert code == 0, capsys.readouterr()
+        assert "1 pass" in capsys.readouterr().out
+
+
+def test_d3d11_names_are_checked_without_starting_anything(tmp_path: Path) -> None:
+    from sm5.conformance.implementations import ImplementationError, check_name
+
+    for name in ("d3d11", "d3d11:vulkan", "d3d11:warp"):
+        check_name(name)
+    with pytest.raises(ImplementationError, match="unknown D3D11 variant"):
+        check_name("d3d11:metal")
+    with pytest.raises(ImplementationError, match="no such results file"):
+        check_name(f"results:{tmp_path / 'absent.jsonl'}")
