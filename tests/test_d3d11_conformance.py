@@ -64,8 +64,10 @@ MINGW_CC = "x86_64-w64-mingw32-gcc"
 
 
 def _create(variant: str = "") -> D3D11Runner:
-    """The adapter; the runner is built first when mingw-w64 is here and it is not."""
-    if not runner_path().is_file() and shutil.which(MINGW_CC):
+    """The adapter; the runner is built (or rebuilt, when runner.c changed) first when
+    mingw-w64 is here and no other runner is named."""
+    if shutil.which(MINGW_CC) and (not runner_path().is_file()
+                                   or not os.environ.get("SM5_D3D11_RUNNER")):
         subprocess.run(["bash", str(BUILD_SCRIPT)], check=True, timeout=300,
                        stdout=subprocess.DEVNULL)
     try:

@@ -31,7 +31,7 @@ from sm5.conformance.run import iter_selected, vector_files
 from sm5.oracle.asm import format_line
 from sm5.vectors.format import Vector
 
-HEADER = {"format": "sm5-d3d11-results/1", "runner": "sm5-d3d11-runner 1",
+HEADER = {"format": "sm5-d3d11-results/1", "runner": "sm5-d3d11-runner 2",
           "driver": "hardware", "feature_level": "11_1", "adapter": "test adapter",
           "vendor_id": 1, "device_id": 2, "doubles": False}
 

@@ -19,6 +19,7 @@ from typing import IO, Any
 
 from sm5.conformance.d3d11.host import Host
 from sm5.conformance.d3d11.stream import (
+    RUNNER_ID,
     Record,
     Reply,
     StreamError,
@@ -106,6 +107,11 @@ class RunnerProcess:
         except StreamError as exc:
             self._stop()
             raise RunnerFailed(exc.message, "error") from None
+        if self.header.get("runner") != RUNNER_ID:
+            self._stop()
+            raise RunnerFailed(f"{self.host.runner} is {self.header.get('runner')!r}, not "
+                               f"{RUNNER_ID!r}: rebuild it with bash runners/d3d11/build.sh "
+                               "(or scripts/setup.sh --d3d11)", "error")
         self._proc.stdin.write(stream_header())
         self._proc.stdin.flush()
 

@@ -55,6 +55,8 @@ STREAM_MAGIC = b"SM5D3D11"
 STREAM_VERSION = 2
 RECORD_TAG = b"REC1"
 RESULTS_FORMAT = "sm5-d3d11-results/1"
+#: What the runner built from this version's runner.c says it is (its header's ``runner``).
+RUNNER_ID = "sm5-d3d11-runner 2"
 #: Canary words before and after each window: the least common multiple of 16 and the element's
 #: words, so that every window starts on a 64-byte boundary (Wine's GL renderer silently drops
 #: the writes of a view whose byte offset is not aligned for its GL buffer range).
