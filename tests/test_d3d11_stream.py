@@ -25,6 +25,7 @@ from sm5.conformance.d3d11.stream import (
     with_marker,
     write_stream,
 )
+from sm5.conformance.guards import GUARD_KEY, guard_diffs, request_vector
 from sm5.conformance.implementations import resolve
 from sm5.conformance.interface import Result
 from sm5.conformance.run import iter_selected, vector_files
@@ -257,7 +258,7 @@ def test_cli_stream_writes_every_executable_vector(tmp_path: Path,
     assert f"left out {rejected} rejected" in text
     data = out.read_bytes()
     assert data.count(b"REC1") >= int(text.split()[1])
-    first = record_of(executable[0])
+    first = record_of(request_vector(executable[0]))  # the stream holds what a run sends
     assert data[12:12 + len(first.encode())] == first.encode()
     again = tmp_path / "again.sm5d3d11"
     assert main(["d3d11", "stream", "--vectors", str(store), "--out", str(again)]) == 0
@@ -296,7 +297,7 @@ def test_sm5_verify_judges_the_runner_output_and_protocol_replies_alike(
     vector = oracle_vector("store_structured/hand/0001", list(STORE.program), "cs_5_0", "11.0",
                            dict(STORE.state))
     vectors = write_vectors(tmp_path / "v.jsonl", [vector])
-    record = record_of(vector)
+    record = record_of(request_vector(vector))  # what sm5 d3d11 stream writes and a run sends
     reply = _ran(record, {(0, record.views[0].window[0] + 4): 77})  # the word the store writes
     runner = _results_file(tmp_path / "runner.jsonl", [HEADER, {
         "id": reply.vector_id, "digest": reply.digest, "status": "state", "invocations": 1,
@@ -319,3 +320,25 @@ def test_d3d11_names_are_checked_without_starting_anything(tmp_path: Path) -> No
         check_name("d3d11:metal")
     with pytest.raises(ImplementationError, match="no such results file"):
         check_name(f"results:{tmp_path / 'absent.jsonl'}")
+
+
+def test_the_request_guard_words_sit_beside_the_window_and_come_back() -> None:
+    """The guard words of the request are the buffer's words right before and after the view;
+    the reply returns them as read back, so a write just past the view shows in the judge."""
+    sent = request_vector(STORE)
+    record = record_of(sent)
+    u0 = record.views[0]
+    guard = sent.state["u0"][GUARD_KEY]
+    start, end = u0.window
+    assert u0.words[start - len(guard["before"]):start] == tuple(guard["before"])
+    assert u0.words[end:end + len(guard["after"])] == tuple(guard["after"])
+    assert (4 * start) % 64 == 0
+    fine = result_of(record, _ran(record))
+    assert fine.state is not None and guard_diffs(sent.state, fine.state) == ()
+    past_end = result_of(record, _ran(record, {(0, end): 5}))
+    assert past_end.state is not None
+    assert guard_diffs(sent.state, past_end.state) == (
+        f"u0.guard.after[0]: written outside the view (guard 0x{guard['after'][0]:08x}, "
+        "observed 0x00000005)",)
+    beyond = result_of(record, _ran(record, {(0, end + len(guard["after"])): 5}))
+    assert beyond.status == "error" and "wrote outside u0's window" in beyond.reason

@@ -32,6 +32,7 @@ from pathlib import Path
 from sm5.conformance.d3d11.host import RENDERERS, Host, HostUnavailable, is_windows
 from sm5.conformance.d3d11.process import DEFAULT_TIMEOUT_S, RunnerFailed, RunnerProcess
 from sm5.conformance.d3d11.stream import Record, record_of, result_of
+from sm5.conformance.guards import without_guards
 from sm5.conformance.interface import Result
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.errors import NotExpressible, Sm5Error
@@ -58,7 +59,7 @@ def needs_isolation(vector: Vector) -> bool:
     the oracle cannot classify are isolated too."""
     try:
         program = parse_vector_program(tuple(vector.program))
-        state = state_from_json(vector.state)
+        state = state_from_json(without_guards(vector.state))
     except Sm5Error:
         return True
     if not any(name.startswith("g") for name in state.resources) and not any(

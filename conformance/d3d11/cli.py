@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 
 from sm5.conformance.d3d11.stream import Record, record_of, write_stream
+from sm5.conformance.guards import request_vector
 from sm5.conformance.run import iter_selected, vector_files
 from sm5.oracle.errors import NotExpressible, Sm5Error
 from sm5.oracle.fileio import atomic_write_bytes
@@ -40,7 +41,7 @@ def run_stream(args: argparse.Namespace) -> int:
             rejected += 1
             continue
         try:
-            records.append(record_of(vector))
+            records.append(record_of(request_vector(vector)))
         except NotExpressible:
             not_expressible += 1
         except Sm5Error as exc:

@@ -36,6 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sm5.conformance.guards import GUARD_KEY, without_guards
 from sm5.conformance.interface import Result
 from sm5.oracle.asm import parse_line, parse_vector_program
 from sm5.oracle.dxbc import program_to_dxbc
@@ -91,6 +92,7 @@ class View:
     num_elements: int
     words: tuple[int, ...]
     window: tuple[int, int]  # words [start, end) of the buffer that the UAV covers
+    guard: tuple[int, int] = (0, 0)  # the request's guard words just before and after it
 
     def encode(self) -> bytes:
         head = struct.pack("<8I", FILE_CODES[self.register[:1]], self.slot,
@@ -131,7 +133,10 @@ def canaries(count: int, start: int) -> tuple[int, ...]:
 
 
 def _view(register: str, kind: str, fmt: str, stride: int, count: int,
-          data: Sequence[int]) -> View:
+          data: Sequence[int], guard: Mapping[str, Sequence[int]] | None = None) -> View:
+    """The buffer of one view: canaries, then the request's guard words (when it has some)
+    right before and after the window, so the buffer holds the allocation the request
+    describes."""
     slot = int(register[1:])
     if not data:
         return View(register, slot, "null", 0, 0, 0, 0, (), (0, 0))
@@ -145,15 +150,20 @@ def _view(register: str, kind: str, fmt: str, stride: int, count: int,
         raise NotExpressible(f"{register}: a structured buffer's stride must be a positive "
                              f"multiple of 4 bytes in D3D11 (StructureByteStride), not {stride}")
     element = stride // WORD_BYTES if kind == "structured" else 1
-    guard = math.lcm(GUARD_WORDS, element)
+    unit = math.lcm(GUARD_WORDS, element)
+    before = tuple(guard["before"]) if guard else ()
+    after = tuple(guard["after"]) if guard else ()
+    pad = unit * -(-max(len(before), len(after), 1) // unit)
     elements = count if kind == "structured" else len(data)
-    words = canaries(guard, 0) + tuple(data) + canaries(guard, guard + len(data))
+    words = (canaries(pad - len(before), 0) + before + tuple(data) + after
+             + canaries(pad - len(after), pad + len(data) + len(after)))
     return View(register, slot, kind, dxgi, stride if kind == "structured" else 0,
-                guard // element, elements, words, (guard, guard + len(data)))
+                pad // element, elements, words, (pad, pad + len(data)),
+                (len(before), len(after)))
 
 
-def _binding_view(b: ViewBinding) -> View:
-    return _view(b.register, b.kind, b.format, b.stride, b.count, b.data)
+def _binding_view(b: ViewBinding, guard: Mapping[str, Sequence[int]] | None) -> View:
+    return _view(b.register, b.kind, b.format, b.stride, b.count, b.data, guard)
 
 
 @functools.cache
@@ -176,9 +186,11 @@ def record_of(vector: Vector) -> Record:
     """The record of an executable vector. Raises NotExpressible (the harness cannot express
     it; the vector is unsupported) or another Sm5Error (a malformed vector)."""
     program = parse_vector_program(tuple(vector.program))
-    state = state_from_json(vector.state)
+    state = state_from_json(without_guards(vector.state))
+    guards = {name: value[GUARD_KEY] for name, value in vector.state.items()
+              if isinstance(value, Mapping) and GUARD_KEY in value}
     harness = build_harness(program, state, runtime=vector.runtime)
-    views = [_binding_view(b) for b in harness.bindings]
+    views = [_binding_view(b, guards.get(b.register)) for b in harness.bindings]
     views.append(_view(harness.state_register, "raw", "", 0, 0, (*harness.state_words, 0)))
     dxbc = program_to_dxbc(with_marker(harness))
     digest = hashlib.sha256(dxbc + b"".join(v.encode() for v in views)).hexdigest()
@@ -252,8 +264,10 @@ def parse_header(line: str, where: str) -> dict[str, Any]:
 
 
 def _canary_reason(view: View, found: Sequence[int]) -> str | None:
-    start, end = view.window
-    diff = [(i - start, view.words[i], w)  # word offsets from the window's first word
+    """Why the runner's own canaries (the words beyond the request's guard) changed, if so;
+    a changed guard word is returned in the state instead, for the judge to name."""
+    start, end = view.window[0] - view.guard[0], view.window[1] + view.guard[1]
+    diff = [(i - view.window[0], view.words[i], w)  # word offsets from the window's first word
             for i, w in enumerate(found) if not start <= i < end and w != view.words[i]]
     if not diff:
         return None
@@ -280,6 +294,7 @@ def result_of(record: Record, reply: Reply) -> Result:
         return Result.error(f"the reply holds {len(reply.views)} views, the record "
                             f"{len(record.views)}")
     contents: dict[str, tuple[int, ...]] = {}
+    returned: dict[str, dict[str, list[int]]] = {}
     for view, found in zip(record.views, reply.views, strict=True):
         if len(found) != len(view.words):
             return Result.error(f"{view.register}: {len(found)} words read back, "
@@ -288,6 +303,10 @@ def result_of(record: Record, reply: Reply) -> Result:
         if canary is not None:
             return Result.error(canary)
         contents[view.register] = found[view.window[0]:view.window[1]]
+        if view.guard != (0, 0):
+            start, end = view.window
+            returned[view.register] = {"before": list(found[start - view.guard[0]:start]),
+                                       "after": list(found[end:end + view.guard[1]])}
     harness = record.harness
     state_words = contents.pop(harness.state_register, ())
     if state_words[harness.layout.words:] != (MARKER,):
@@ -300,7 +319,10 @@ def result_of(record: Record, reply: Reply) -> Result:
         final = decode_state(harness, state_words, contents)
     except Sm5Error as exc:
         return Result.error(f"cannot decode the final state: {exc}")
-    return Result.of_state(state_to_json(final))
+    state = state_to_json(final)
+    for name, guard in returned.items():
+        state[name] = {**state[name], GUARD_KEY: guard}
+    return Result.of_state(state)
 
 
 def write_stream(records: Iterable[Record]) -> bytes:
