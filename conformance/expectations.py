@@ -24,6 +24,12 @@ every key holds: ``file`` (as written: ``r``, ``u``, ``g``, ``l`` for an immedia
 and ``role`` (the spec's operand name and role), ``type`` (``double`` or ``32-bit``: the width
 the spec's semantics read from it, see ``vector_facts``), ``extent`` (``empty`` or
 ``nonempty``: whether the resource the operand names holds any word in the vector's state).
+``resources`` is one mapping or a list
+of them (any): a resource of the vector's initial state (``u0``, ``t1``, ``g0``) matches when
+every key holds: ``register`` (a glob over its name: ``u[89]``, ``u[1-6][0-9]``), ``file`` (a
+glob over its register file: ``u``, ``t``, ``g``), ``kind`` (a glob:
+``raw``, ``structured``, ``typed``), ``empty`` (true: it holds no words, so a runner binds a
+NULL view; false: it holds some).
 
 * ``fail``: a known divergence that must still fail; a pass is reported as ``xpass`` (a failure
   of the run: the implementation was fixed and the entry is stale).
@@ -58,6 +64,10 @@ GLOB_KEYS = ("id", "instruction", "category", "clauses", "flags", "outcomes")
 OPERAND_KEYS = ("file", "name", "role", "type", "extent")
 #: Values of ``extent``: the operand's resource in the vector's state holds no word / some.
 OPERAND_EXTENTS = ("empty", "nonempty")
+#: Keys of one resource form.
+RESOURCE_KEYS = ("register", "file", "kind", "empty")
+#: Keys of ``match`` that hold forms (one mapping or a list of them).
+FORM_KEYS = ("operands", "resources")
 
 
 class ExpectationError(Sm5Error):
@@ -98,6 +108,27 @@ def _extent(vector: Vector, operand: OperandFact) -> str:
     return "nonempty" if res.get("data") else "empty"
 
 
+@dataclass(frozen=True)
+class ResourceForm:
+    """A form one resource of the vector's initial state can have; ``register``, ``file`` and
+    ``kind`` globs or "", ``empty`` None when not asked."""
+
+    file: str = ""
+    kind: str = ""
+    empty: bool | None = None
+    register: str = ""
+
+    def holds(self, register: str, resource: Any) -> bool:
+        if not isinstance(resource, Mapping):
+            return False
+        kind, data = resource.get("kind"), resource.get("data")
+        return ((not self.register or fnmatch.fnmatchcase(register, self.register))
+                and (not self.file or fnmatch.fnmatchcase(register[:1], self.file))
+                and (not self.kind or (isinstance(kind, str)
+                                       and fnmatch.fnmatchcase(kind, self.kind)))
+                and (self.empty is None or self.empty == (not data)))
+
+
 def _vector_values(vector: Vector) -> dict[str, tuple[str, ...]]:
     instruction, category = id_parts(vector.id)
     return {"id": (vector.id,), "instruction": (instruction,), "category": (category,),
@@ -112,16 +143,20 @@ class Predicate:
 
     globs: tuple[tuple[str, tuple[str, ...]], ...] = ()
     operands: tuple[OperandForm, ...] = ()
+    resources: tuple[ResourceForm, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not self.globs and not self.operands
+        return not self.globs and not self.operands and not self.resources
 
     def holds(self, vector: Vector) -> bool:
         if self.globs:
             values = _vector_values(vector)
             if not all(_any_matches(values[key], globs) for key, globs in self.globs):
                 return False
+        if self.resources and not any(form.holds(name, res) for form in self.resources
+                                      for name, res in vector.state.items()):
+            return False
         if self.operands:
             facts = operand_facts(tuple(vector.program))
             return any(form.holds(op, _extent(vector, op)) for form in self.operands
@@ -246,25 +281,52 @@ def _operand_form(doc: Any, label: str) -> OperandForm:
     return OperandForm(**values)
 
 
-def _predicate(doc: Any, label: str) -> Predicate:
+def _resource_form(doc: Any, label: str) -> ResourceForm:
     if not isinstance(doc, dict) or not doc:
-        raise ExpectationError(f"field match: expected a mapping with some of "
-                               f"{', '.join((*GLOB_KEYS, 'operands'))}, got {doc!r}", where=label)
-    extra = sorted(set(map(str, doc)) - {*GLOB_KEYS, "operands"})
+        raise ExpectationError(f"match.resources: expected a mapping with some of "
+                               f"{', '.join(RESOURCE_KEYS)}, got {doc!r}", where=label)
+    extra = sorted(set(map(str, doc)) - set(RESOURCE_KEYS))
+    if extra:
+        raise ExpectationError(f"match.resources: unknown key(s) {', '.join(extra)}; expected "
+                               f"{', '.join(RESOURCE_KEYS)}", where=label)
+    empty = doc.get("empty")
+    if "empty" in doc and not isinstance(empty, bool):
+        raise ExpectationError(f"match.resources.empty: expected true or false, got {empty!r}",
+                               where=label)
+    for key in ("register", "file", "kind"):
+        value = doc.get(key, "")
+        if key in doc and (not isinstance(value, str) or not value.strip()):
+            raise ExpectationError(f"match.resources.{key}: expected a non-empty string, got "
+                                   f"{value!r}", where=label)
+    return ResourceForm(str(doc.get("file", "")), str(doc.get("kind", "")), empty,
+                        str(doc.get("register", "")))
+
+
+def _forms(doc: Mapping[Any, Any], key: str, label: str) -> list[Any]:
+    raw = doc[key]
+    items = raw if isinstance(raw, list) else [raw]
+    if not items:
+        raise ExpectationError(f"match.{key}: expected a mapping or a non-empty list",
+                               where=label)
+    return items
+
+
+def _predicate(doc: Any, label: str) -> Predicate:
+    keys = ", ".join((*GLOB_KEYS, *FORM_KEYS))
+    if not isinstance(doc, dict) or not doc:
+        raise ExpectationError(f"field match: expected a mapping with some of {keys}, got "
+                               f"{doc!r}", where=label)
+    extra = sorted(set(map(str, doc)) - {*GLOB_KEYS, *FORM_KEYS})
     if extra:
         raise ExpectationError(f"field match: unknown key(s) {', '.join(extra)}; expected "
-                               f"{', '.join((*GLOB_KEYS, 'operands'))}", where=label)
+                               f"{keys}", where=label)
     globs = tuple((key, _strings(doc[key], f"match.{key}", label))
                   for key in GLOB_KEYS if key in doc)
-    forms: tuple[OperandForm, ...] = ()
-    if "operands" in doc:
-        raw = doc["operands"]
-        items = raw if isinstance(raw, list) else [raw]
-        if not items:
-            raise ExpectationError("match.operands: expected a mapping or a non-empty list",
-                                   where=label)
-        forms = tuple(_operand_form(item, label) for item in items)
-    return Predicate(globs, forms)
+    operands = tuple(_operand_form(item, label) for item in _forms(doc, "operands", label)) \
+        if "operands" in doc else ()
+    resources = tuple(_resource_form(item, label) for item in _forms(doc, "resources", label)) \
+        if "resources" in doc else ()
+    return Predicate(globs, operands, resources)
 
 
 def _label(number: int, where: str, item: Mapping[Any, Any]) -> str:

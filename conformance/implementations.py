@@ -5,6 +5,11 @@ Accepted spellings:
 * ``oracle``: the executable specification (always passes);
 * ``mutant:<name>``: a bundled mutant (``sm5 mutants`` lists them);
 * ``vkd3d``: vkd3d-shader on Mesa lavapipe, through ``sm5.conformance.vkd3d.adapter`` (optional);
+* ``d3d11``, ``d3d11:vulkan``, ``d3d11:warp``: the D3D11 API through the runner of
+  ``sm5.conformance.d3d11`` (under Wine off Windows; optional);
+* ``results:<file>``: replay answers recorded elsewhere: the D3D11 runner's output
+  (``sm5.conformance.d3d11.replay``) or replies in the protocol's format
+  (``sm5.conformance.offline``), told apart by the file's first line;
 * ``cmd:<program args>``: a child process speaking the JSON Lines protocol (shell-style quoting);
 * ``<module>:<factory>``: import the module and call ``factory()``. A module that is not on
   ``sys.path`` is looked up in the ``search_path`` folders the caller gives (the invocation
@@ -54,6 +59,26 @@ def _vkd3d() -> Implementation:
     return _checked(impl, "vkd3d")
 
 
+def _d3d11(text: str) -> Implementation:
+    from sm5.conformance.d3d11.adapter import TargetUnavailable, create
+
+    try:
+        return _checked(create(text.partition(":")[2]), text)
+    except TargetUnavailable as exc:
+        raise Unavailable(exc.message, where=exc.where or text) from None
+
+
+def _replay(text: str) -> Implementation:
+    from sm5.conformance.offline import replay_of
+
+    return _checked(replay_of(Path(text.removeprefix("results:"))), text)
+
+
+#: The variants of ``d3d11[:variant]`` (see ``sm5.conformance.d3d11.adapter.create``).
+D3D11_VARIANTS = ("", "vulkan", "warp")
+D3D11_NAMES = tuple(f"d3d11:{v}" if v else "d3d11" for v in D3D11_VARIANTS)
+
+
 #: Implementations known by a plain name.
 NAMED: dict[str, Callable[[], Implementation]] = {
     "oracle": OracleImplementation,
@@ -89,6 +114,15 @@ def check_name(text: str) -> None:
     if text.startswith("cmd:"):
         _command(text, DEFAULT_TIMEOUT, None)
         return
+    if text == "d3d11" or text.startswith("d3d11:"):
+        if text.partition(":")[2] not in D3D11_VARIANTS:
+            raise ImplementationError(f"unknown D3D11 variant; expected one of "
+                                      f"{', '.join(D3D11_NAMES)}", where=text)
+        return
+    if text.startswith("results:"):
+        if not Path(text.removeprefix("results:")).is_file():
+            raise ImplementationError("no such results file", where=text)
+        return
     if text.startswith("mutant:") or ":" not in text:
         _resolve_object(text, ())
         return
@@ -104,6 +138,10 @@ def check_name(text: str) -> None:
 def _resolve_object(text: str, search_path: Sequence[Path]) -> Implementation:
     if text in NAMED:
         return NAMED[text]()
+    if text == "d3d11" or text.startswith("d3d11:"):
+        return _d3d11(text)
+    if text.startswith("results:"):
+        return _replay(text)
     if text.startswith("mutant:"):
         from sm5.conformance.mutants import MUTANTS  # the registry imports every mutant module
         name = text.removeprefix("mutant:")
@@ -115,7 +153,8 @@ def _resolve_object(text: str, search_path: Sequence[Path]) -> Implementation:
         return _factory(text, search_path)
     raise ImplementationError(
         f"unknown implementation {text!r}; expected one of {', '.join(sorted(NAMED))}, "
-        "mutant:<name>, cmd:<program args> or <module>:<factory>")
+        "d3d11[:vulkan|:warp], results:<file>, mutant:<name>, cmd:<program args> or "
+        "<module>:<factory>")
 
 
 def _command(text: str, timeout: float, capabilities: frozenset[str] | None,

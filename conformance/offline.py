@@ -25,7 +25,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sm5.conformance.compare import verdict_without_running
 from sm5.conformance.expectations import NONE, Expectations
@@ -128,9 +128,47 @@ class ReplayImplementation:
         return result
 
 
+class Recorded(Protocol):
+    """A replay: an implementation answering from a file, ``replies`` keyed by vector id."""
+
+    name: str
+    capabilities: frozenset[str]
+
+    @property
+    def replies(self) -> Mapping[str, object]: ...
+
+    def run(self, vector: Vector) -> Result: ...
+
+
+def _first_line(path: Path) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            for raw in handle:
+                if raw.strip():
+                    return raw[:MAX_LINE_BYTES]
+    except OSError as exc:
+        raise ReplyFileError(f"cannot read: {exc.strerror}", where=str(path)) from None
+    return b""
+
+
 def replay_of(path: Path, name: str | None = None,
-              capabilities: frozenset[str] | None = None) -> ReplayImplementation:
-    """The replay of a replies file (``name`` defaults to ``replay:<file name>``)."""
+              capabilities: frozenset[str] | None = None) -> Recorded:
+    """The replay of a replies file (``name`` defaults to ``replay:<file name>``).
+
+    A file whose first line is the D3D11 runner's header (``runners/d3d11/runner.c``) holds that
+    runner's own output, the buffers it read back: it is judged by
+    ``sm5.conformance.d3d11.replay``, which rebuilds each vector's program and views to decode
+    them (an executing implementation only). Any other file holds replies in the protocol's
+    format."""
+    from sm5.conformance.d3d11.replay import is_runner_output, load_replay
+
+    if is_runner_output(_first_line(path)):
+        replay = load_replay(path)
+        if name:
+            replay.name = name
+        if capabilities is not None:
+            replay.capabilities = frozenset(replay.capabilities & capabilities)
+        return replay
     return ReplayImplementation(name or f"replay:{path.name}", load_replies(path), str(path),
                                 capabilities if capabilities is not None
                                 else frozenset({"executes", "validates"}))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -29,6 +30,8 @@ from sm5.conformance.protocol import ImplementationBroken
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.fileio import atomic_write_text
 from sm5.vectors.format import Vector, VectorError, read_file, read_header
+
+_GLOB = re.compile(r"[*?\[]")
 
 RESULTS_FORMAT = "sm5-results/1"
 DIFF_LIMIT = 50  # diff lines kept per vector in the results document
@@ -122,6 +125,16 @@ def selected_by(vector_id: str, patterns: Sequence[str]) -> bool:
     return not patterns or any(fnmatch.fnmatchcase(vector_id, p) for p in patterns)
 
 
+def _selector(patterns: Sequence[str]) -> Callable[[str], bool]:
+    """:func:`selected_by` for many patterns: exact ids by a set look-up, globs by fnmatch."""
+    if not patterns:
+        return lambda _id: True
+    exact = frozenset(p for p in patterns if not _GLOB.search(p))
+    globs = tuple(p for p in patterns if p not in exact)
+    return lambda vector_id: vector_id in exact or any(
+        fnmatch.fnmatchcase(vector_id, p) for p in globs)
+
+
 def planned_count(files: Iterable[Path], shard: Shard | None = None,
                   select: Sequence[str] = ()) -> int | None:
     """How many vectors a run will judge, from the files' header counts; None when a shard or a
@@ -137,13 +150,14 @@ def iter_selected(files: Iterable[Path], shard: Shard | None = None,
     A ``select`` that matches no vector at all is an error (a mistyped id or glob)."""
     seen: set[str] = set()
     matched = False
+    chosen = _selector(select)
     for file in files:
         _, vectors = read_file(file)
         for line, vector in enumerate(vectors, start=2):
             if vector.id in seen:
                 raise VectorError(f"duplicate vector id {vector.id!r}", where=f"{file}:{line}")
             seen.add(vector.id)
-            if not selected_by(vector.id, select):
+            if not chosen(vector.id):
                 continue
             matched = True
             if shard is None or shard.holds(vector.id):

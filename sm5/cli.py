@@ -19,6 +19,7 @@ from pathlib import Path
 from sm5 import pipeline
 from sm5.conformance import cli as conformance_cli
 from sm5.conformance import offline_cli
+from sm5.conformance.d3d11 import cli as d3d11_cli
 from sm5.oracle import dxbc_cli, exec_cli, prove_cli, spec_cli
 from sm5.oracle.errors import Sm5Error, bounded
 from sm5.reports import cli as reports_cli
@@ -32,6 +33,7 @@ REGISTRARS: tuple[Registrar, ...] = (
     conformance_cli.add_parser,
     offline_cli.add_parser,
     dxbc_cli.add_parser,
+    d3d11_cli.add_parser,
     prove_cli.add_parser,
     reports_cli.add_parser,
     vectors_cli.add_parser,

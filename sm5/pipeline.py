@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sm5.conformance import cli as conformance_cli
-from sm5.conformance.expectations import NONE
+from sm5.conformance.d3d11.expectations_file import d3d11_expectations
+from sm5.conformance.expectations import NONE, Expectations
 from sm5.conformance.implementations import Unavailable, check_name, resolve
 from sm5.conformance.mutants import MUTANTS
 from sm5.conformance.run import (
@@ -27,6 +28,7 @@ from sm5.conformance.run import (
     vector_files,
     write_results,
 )
+from sm5.conformance.subset import representative
 from sm5.conformance.vkd3d.expectations_file import vkd3d_expectations
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.fileio import atomic_write_text
@@ -38,7 +40,17 @@ from sm5.reports import build_report
 from sm5.vectors.check import check as check_golden
 from sm5.vectors.generate import GOLDEN
 
-IMPLEMENTATIONS = ("oracle", "vkd3d")
+IMPLEMENTATIONS = ("oracle", "vkd3d", "d3d11")
+#: Implementations the pipeline runs on the representative subset of the golden set only
+#: (``sm5.conformance.subset``): Wine's d3d11 runs a few programs per second; ``sm5 conform``
+#: runs the whole set.
+SUBSET_ONLY = frozenset({"d3d11", "d3d11:vulkan"})
+#: The expectations file of each real implementation (its known divergences).
+EXPECTATIONS: dict[str, Callable[[], Expectations]] = {
+    "vkd3d": vkd3d_expectations,
+    "d3d11": d3d11_expectations,
+    "d3d11:vulkan": lambda: d3d11_expectations("vulkan"),
+}
 
 
 @dataclass(frozen=True)
@@ -139,14 +151,22 @@ def run_pipeline(args: argparse.Namespace) -> int:
                 impl = resolve(name)
             except Unavailable as exc:
                 return True, f"skipped: not available here ({exc.message})"
-            expectations = vkd3d_expectations() if name == "vkd3d" else NONE
-            with progress.progress(f"conform {name}", planned_count(vector_files(None))) as bar:
+            known = EXPECTATIONS.get(name)
+            expectations = known() if known is not None else NONE
+            select: tuple[str, ...] = ()
+            count = planned_count(vector_files(None))
+            if name in SUBSET_ONLY:
+                select = representative(v for _, _, v in iter_selected(vector_files(None)))
+                count = len(select)
+            with progress.progress(f"conform {name}", count) as bar:
                 report = run(impl, None, expectations, None,
-                             progress=lambda _id, _v: bar.update())
-            path = out / "results" / f"{name}.json"
+                             progress=lambda _id, _v: bar.update(), select=select)
+            path = out / "results" / f"{name.replace(':', '-')}.json"
             write_results(path, report)
             results.append(path)
             counts = ", ".join(f"{k} {v}" for k, v in sorted(report.counts().items()) if v)
+            if select:
+                counts += f" (the representative subset: {len(select)} vectors)"
             return not report.failed, counts
         steps.append(_step(f"conformance: {name}", progress, conform))
 

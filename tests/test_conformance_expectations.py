@@ -132,6 +132,39 @@ def test_operand_forms_of_the_instruction_under_test(tmp_path: Path) -> None:
     assert label(vec("store_structured/boundary/0002", on_g, oob)) is None
 
 
+def test_resource_forms_match_the_initial_state(tmp_path: Path) -> None:
+    exp = load_expectations(write(tmp_path, """
+- name: null-srv
+  status: xfail
+  reason: a NULL shader resource view
+  match: {resources: {file: t, empty: true}, instruction: ld_structured}
+- name: typed-uav
+  status: xfail
+  reason: typed
+  match: {resources: [{file: u, kind: typed, empty: false}]}
+"""))
+    label = lambda v: (e.label if (e := exp.lookup(v)) else None)  # noqa: E731
+
+    def with_state(vid: str, state: dict[str, Any]) -> Vector:
+        return Vector(vid, ("ret",), "cs_5_0", "11.0", state, {"outcomes": ["defined"]})
+
+    null_t = {"kind": "structured", "stride": 4, "count": 0, "data": []}
+    full_t = {"kind": "structured", "stride": 4, "count": 1, "data": [7]}
+    assert label(with_state("ld_structured/boundary/0001", {"t0": null_t})) == "null-srv"
+    assert label(with_state("ld_structured/boundary/0002", {"t0": full_t})) is None
+    assert label(with_state("ld_structured/boundary/0003", {"u0": null_t})) is None
+    assert label(with_state("store_structured/boundary/0003", {"t0": null_t})) is None
+    typed = {"kind": "typed", "format": "R32_UINT", "data": [1]}
+    assert label(with_state("atomic_iadd/cell/0001", {"r0": [0, 0, 0, 0], "u1": typed})) \
+        == "typed-uav"
+    assert label(with_state("atomic_iadd/cell/0002", {"u1": {**typed, "data": []}})) is None
+    high = load_expectations(write(tmp_path, """
+- {name: high-slot, status: fail, reason: r, match: {resources: {register: "u[1-6][0-9]"}}}
+"""))
+    assert high.lookup(with_state("a/limit/0001", {"u63": typed})) is not None
+    assert high.lookup(with_state("a/limit/0002", {"u7": typed, "t12": typed})) is None
+
+
 def test_an_entry_that_matches_no_vector_is_an_error(tmp_path: Path) -> None:
     exp = load_expectations(write(tmp_path, """
 - {id: store_structured/boundary/0001, status: xfail, reason: r}
@@ -168,7 +201,14 @@ def test_an_entry_that_matches_no_vector_is_an_error(tmp_path: Path) -> None:
      "or a match predicate"),
     ("- {name: n, status: xfail, reason: r, match: {clause: x}}\n",
      "expect.yaml: entry 1 (name 'n'): field match: unknown key(s) clause; expected id, "
-     "instruction, category, clauses, flags, outcomes, operands"),
+     "instruction, category, clauses, flags, outcomes, operands, resources"),
+    ("- {name: n, status: xfail, reason: r, match: {resources: {empty: 'yes'}}}\n",
+     "expect.yaml: entry 1 (name 'n'): match.resources.empty: expected true or false"),
+    ("- {name: n, status: xfail, reason: r, match: {resources: {size: 0}}}\n",
+     "expect.yaml: entry 1 (name 'n'): match.resources: unknown key(s) size"),
+    ("- {name: n, status: xfail, reason: r, match: {resources: []}}\n",
+     "expect.yaml: entry 1 (name 'n'): match.resources: expected a mapping or a non-empty "
+     "list"),
     ("- {name: n, status: xfail, reason: r, match: {}}\n",
      "expect.yaml: entry 1 (name 'n'): field match: expected a mapping"),
     ("- {name: n, status: xfail, reason: r, match: {flags: []}}\n",

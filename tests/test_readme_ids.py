@@ -74,3 +74,14 @@ def test_the_vkd3d_table_names_every_predicate_of_the_file(text: str) -> None:
     rows = [line for line in table.splitlines() if line.startswith("| `")]
     named = [re.match(r"\| `([^`]+)`", row).group(1) for row in rows]  # type: ignore[union-attr]
     assert named == [e.label for e in load_expectations(EXPECTATIONS_FILE).entries]
+
+
+def test_the_d3d11_table_names_every_predicate_of_both_files(text: str) -> None:
+    from sm5.conformance.d3d11.expectations_file import FILES
+
+    section = text[text.index("**Known divergences** (`conformance/d3d11/expectations.yaml`"):]
+    table = section[:section.index("**What runs where.**")]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    named = sorted(re.match(r"\| `([^`]+)`", row).group(1) for row in rows)  # type: ignore[union-attr]
+    labels = {e.label for path in FILES.values() for e in load_expectations(path).entries}
+    assert named == sorted(labels)

@@ -1,0 +1,89 @@
+"""Throughput of the D3D11 runner (Wine's d3d11 here), programs per second in one process.
+
+* batch:    the runner alone, as a Windows user runs it: one process reads a stream file of
+            every program and writes the results file (process start-up included)
+* adapter:  the same programs through the ``d3d11`` implementation, one record at a time over
+            a pipe, judged (the vectors that leave shared memory undefined are left out of both:
+            they run in the quarantine process and may crash it)
+
+Usage: python benchmarks/d3d11_throughput.py [--renderer gl|vulkan] [--limit N] [PATHS...]
+Needs scripts/setup.sh --d3d11 (wine, Xvfb, the runner built with mingw-w64).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sm5.conformance.compare import judge
+from sm5.conformance.d3d11.adapter import TargetUnavailable, create, needs_isolation
+from sm5.conformance.d3d11.stream import Record, record_of, write_stream
+from sm5.conformance.run import iter_selected, vector_files
+from sm5.oracle.errors import NotExpressible
+from sm5.vectors.format import Vector
+
+
+def _selected(paths: list[Path], limit: int) -> list[tuple[Vector, Record]]:
+    chosen: list[tuple[Vector, Record]] = []
+    for _, _, vector in iter_selected(vector_files(paths or None)):
+        if vector.rejected or needs_isolation(vector):
+            continue
+        try:
+            chosen.append((vector, record_of(vector)))
+        except NotExpressible:
+            continue
+        if limit and len(chosen) >= limit:
+            break
+    return chosen
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="D3D11 runner throughput")
+    parser.add_argument("--renderer", default="gl", choices=("gl", "vulkan"))
+    parser.add_argument("--limit", type=int, default=0, help="at most N programs (0: all)")
+    parser.add_argument("paths", nargs="*", type=Path, help="vector files (default: golden)")
+    args = parser.parse_args()
+    chosen = _selected(args.paths, args.limit)
+    try:
+        impl = create("" if args.renderer == "gl" else args.renderer)
+    except TargetUnavailable as exc:
+        print(f"skipped: {exc}")
+        return 0
+    try:
+        with tempfile.TemporaryDirectory(prefix="sm5-d3d11-bench-") as tmp:
+            stream = Path(tmp) / "programs.sm5d3d11"
+            stream.write_bytes(write_stream(record for _, record in chosen))
+            launch = impl.host.launch(str(stream))
+            impl.host.linger_wineserver()
+            start = time.perf_counter()
+            with (Path(tmp) / "results.jsonl").open("wb") as out:
+                subprocess.run(list(launch.argv), env={**os.environ, **launch.env},
+                               stdout=out, stderr=subprocess.DEVNULL, check=True)
+            seconds = time.perf_counter() - start
+            print(f"renderer {args.renderer}: {len(chosen)} programs")
+            print(f"batch    {len(chosen) / seconds:8.1f} programs/s ({seconds:7.2f} s, "
+                  "one runner process, start-up included)")
+        statuses: dict[str, int] = {}
+        start = time.perf_counter()
+        for vector, record in chosen:
+            result = impl.run_record(record, isolated=False)
+            status = judge(vector, result, capabilities=impl.capabilities).status
+            statuses[status] = statuses.get(status, 0) + 1
+        seconds = time.perf_counter() - start
+        counts = " ".join(f"{k}={v}" for k, v in sorted(statuses.items()))
+        print(f"adapter  {len(chosen) / seconds:8.1f} programs/s ({seconds:7.2f} s); {counts}")
+        print(f"device: {impl.device}")
+    finally:
+        impl.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,160 @@
+"""The real D3D11 API as an implementation under test (``--sm5-impl=d3d11``).
+
+Per vector: the oracle's cs_5_0 harness is encoded as DXBC (the program ``sm5 dxbc`` exports)
+and sent, with its UAVs as windows inside canary-filled buffers, to the runner
+(``runners/d3d11/runner.c``), which calls ``ID3D11Device`` / ``ID3D11DeviceContext``: create the
+shader, the buffers and views (raw, structured, typed, NULL), dispatch one thread group, check
+the pipeline statistics count the invocation, read everything back. One runner process serves
+the whole run. On Windows it runs directly against the GPU's driver (or WARP); elsewhere under
+Wine, whose d3d11 translates the DXBC itself (wined3d: GLSL on Mesa llvmpipe, or SPIR-V on
+lavapipe with its Vulkan renderer).
+
+Names: ``d3d11`` (Wine's OpenGL renderer, or Windows' hardware device), ``d3d11:vulkan``
+(Wine's Vulkan renderer), ``d3d11:warp`` (Windows only: the WARP software device).
+
+* **Executes only.** The D3D runtime validates little of a shader's instructions; must-reject
+  vectors are not applicable.
+* **Windows and canaries.** A changed canary word is an ``error`` naming the words: D3D never
+  writes outside a UAV.
+* **Isolation.** Wine does not bounds-check groupshared memory: an out-of-bounds ``g#`` access
+  can crash or hang the process. Instances the oracle says leave shared memory undefined run in
+  a second runner process (the *quarantine*), restarted after each crash or time-out; every
+  other vector runs in the main process, which therefore never sees such an access.
+* **Unsupported.** What a compute harness cannot express (helper invocations), a program using
+  doubles on a device without double support (Wine 8.0), a UAV slot beyond the feature level,
+  and under Wine a harness copying more than :data:`MAX_TGSM_WORDS` words of ``g#``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sm5.conformance.d3d11.host import RENDERERS, Host, HostUnavailable, is_windows
+from sm5.conformance.d3d11.process import DEFAULT_TIMEOUT_S, RunnerFailed, RunnerProcess
+from sm5.conformance.d3d11.stream import Record, record_of, result_of
+from sm5.conformance.guards import without_guards
+from sm5.conformance.interface import Result
+from sm5.oracle.asm import parse_vector_program
+from sm5.oracle.errors import NotExpressible, Sm5Error
+from sm5.oracle.executor import execute
+from sm5.oracle.state import state_from_json
+from sm5.vectors.format import Vector
+
+NAME = "d3d11"
+EXPECTATIONS_FILE = Path(__file__).with_name("expectations.yaml")
+CAPABILITIES: frozenset[str] = frozenset({"executes"})
+#: The outcome after which the driver may have touched memory outside a g# array.
+ISOLATED_OUTCOME = "tgsm_undefined"
+#: A quarantined vector may hang (huge g# indices): a shorter wait than the main process's.
+ISOLATED_TIMEOUT_S = 20.0
+#: Shared-memory words the harness copies in and out at most under Wine: it copies g# four words
+#: per instruction, so a g# total at the 32 KB limit (8192 words) makes a shader of thousands of
+#: instructions that Mesa takes minutes to compile (as for the vkd3d adapter). Such vectors are
+#: unsupported under Wine; on Windows, and in a stream for the runner, they run.
+MAX_TGSM_WORDS = 2048
+
+
+def needs_isolation(vector: Vector) -> bool:
+    """Does this instance leave shared memory undefined (the driver may then crash)? Instances
+    the oracle cannot classify are isolated too."""
+    try:
+        program = parse_vector_program(tuple(vector.program))
+        state = state_from_json(without_guards(vector.state))
+    except Sm5Error:
+        return True
+    if not any(name.startswith("g") for name in state.resources) and not any(
+            op.file == "g" for ins in program.instructions for op in ins.operands):
+        return False
+    try:
+        execution = execute(program, state, target=vector.target, runtime=vector.runtime)
+    except Sm5Error:
+        return True
+    return execution.rejected or ISOLATED_OUTCOME in execution.outcomes
+
+
+def implementation_name(renderer: str, warp: bool) -> str:
+    if warp:
+        return f"{NAME}:warp"
+    return NAME if renderer == "gl" else f"{NAME}:{renderer}"
+
+
+class D3D11Runner:
+    """The adapter (see the module docstring). Not thread-safe: one run at a time."""
+
+    capabilities: frozenset[str] = CAPABILITIES
+
+    def __init__(self, host: Host, *, warp: bool = False,
+                 timeout: float = DEFAULT_TIMEOUT_S,
+                 isolated_timeout: float = ISOLATED_TIMEOUT_S) -> None:
+        self.host = host
+        self.name = implementation_name(host.renderer, warp)
+        args = ("--warp",) if warp else ()
+        self._main = RunnerProcess(host, timeout=timeout, args=args)
+        self._quarantine = RunnerProcess(host, timeout=isolated_timeout, args=args)
+        self.isolated_runs = 0
+
+    @property
+    def device(self) -> str:
+        """The device the main runner reported (after its first vector)."""
+        header = self._main.header or self._quarantine.header
+        if not header:
+            return self.host.describe()
+        return (f"{header.get('adapter', '?')} at feature level "
+                f"{header.get('feature_level', '?')} ({self.host.describe()})")
+
+    @property
+    def restarts(self) -> int:
+        return max(self._main.starts - 1, 0) + max(self._quarantine.starts - 1, 0)
+
+    def run(self, vector: Vector) -> Result:
+        try:
+            record = record_of(vector)
+        except NotExpressible as exc:
+            return Result.unsupported(f"not expressible as a compute harness: {exc.message}")
+        except Sm5Error as exc:
+            return Result.error(f"cannot build the harness: {exc}")
+        tgsm_words = sum(t.words for t in record.harness.layout.tgsm)
+        if tgsm_words > MAX_TGSM_WORDS and not is_windows():
+            return Result.unsupported(
+                f"{tgsm_words} words of g#: the harness copies at most {MAX_TGSM_WORDS} under "
+                "Wine (an unrolled copy of more takes minutes to compile on Mesa)")
+        return self.run_record(record, isolated=needs_isolation(vector))
+
+    def run_record(self, record: Record, *, isolated: bool) -> Result:
+        process = self._quarantine if isolated else self._main
+        self.isolated_runs += isolated
+        try:
+            reply = process.ask(record)
+        except RunnerFailed as exc:
+            return {"crash": Result.crash, "timeout": Result.timeout}.get(
+                exc.kind, Result.error)(exc.reason)
+        return result_of(record, reply)
+
+    def close(self) -> None:
+        self._main.close()
+        self._quarantine.close()
+        self.host.close()
+
+
+class TargetUnavailable(Sm5Error):
+    """A component of the D3D11 target is missing on this machine."""
+
+
+def create(variant: str = "") -> D3D11Runner:
+    """The adapter for ``d3d11[:variant]``; variant: ``gl`` (default), ``vulkan``, ``warp``.
+
+    Raises TargetUnavailable naming the missing component (see scripts/setup.sh --d3d11).
+    """
+    warp = variant == "warp"
+    renderer = "gl" if variant in ("", "warp") else variant
+    if renderer not in RENDERERS:
+        raise TargetUnavailable(f"unknown variant {variant!r}; expected d3d11, d3d11:vulkan "
+                                "or d3d11:warp", where=NAME)
+    if warp and not is_windows():
+        raise TargetUnavailable("WARP exists only on Windows; under Wine use d3d11 or "
+                                "d3d11:vulkan", where=NAME)
+    try:
+        host = Host(renderer)
+    except HostUnavailable as exc:
+        raise TargetUnavailable(exc.message, where=exc.where or NAME) from None
+    return D3D11Runner(host, warp=warp)

@@ -1,0 +1,333 @@
+"""The D3D11 runner's input stream and its replies (``runners/d3d11/runner.c``).
+
+A vector becomes one *record*: the DXBC of its cs_5_0 harness (the program ``sm5 dxbc``
+exports) and the views to create (the UAVs ``u#`` and the SRV buffers ``t#`` the vector binds,
+and the state buffer), each as a window inside a larger buffer whose other words are canaries,
+exactly as a D3D view with FirstElement/NumElements is a window of its resource. The runner
+creates the buffers and views, dispatches one thread group, reads every buffer back and prints
+one JSON line. Little-endian u32 integers throughout::
+
+    stream  b"SM5D3D11" version(=2) record...
+    record  b"REC1" len id  len digest  len dxbc  view_count view...
+    view    file slot kind format stride first_element num_elements word_count words...
+
+``file``: 0 an unordered access view (``u#``, bound with CSSetUnorderedAccessViews), 1 a shader
+resource view (``t#``, bound with CSSetShaderResources). ``kind``: 0 a NULL view (a view without
+words: every access is out of bounds), 1 raw, 2 structured, 3 typed (``format`` a DXGI_FORMAT
+number). ``digest`` is the sha256 of the
+record's program and views: the runner echoes it, so a reply (or a results file made elsewhere)
+is tied to exactly the program and state it answers.
+
+**The marker.** The harness gets one more store, its last instruction: :data:`MARKER` into the
+word after the state in the state buffer (initially 0). A reply whose marker is missing did not
+run the program to its end, whatever the driver says: Wine's Vulkan renderer drops dispatches
+silently, and its pipeline statistics sometimes count 0 invocations for a dispatch that ran, so
+the runner's ``invocations`` is reported but the marker decides.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import struct
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sm5.conformance.guards import GUARD_KEY, without_guards
+from sm5.conformance.interface import Result
+from sm5.oracle.asm import parse_line, parse_vector_program
+from sm5.oracle.dxbc import program_to_dxbc
+from sm5.oracle.errors import NotExpressible, Sm5Error
+from sm5.oracle.harness import (
+    HARNESS_TARGET,
+    Harness,
+    ViewBinding,
+    build_harness,
+    decode_state,
+)
+from sm5.oracle.program import Program
+from sm5.oracle.state import state_from_json, state_to_json
+from sm5.vectors.format import Vector
+
+STREAM_MAGIC = b"SM5D3D11"
+STREAM_VERSION = 2
+RECORD_TAG = b"REC1"
+RESULTS_FORMAT = "sm5-d3d11-results/1"
+#: What the runner built from this version's runner.c says it is (its header's ``runner``).
+RUNNER_ID = "sm5-d3d11-runner 2"
+#: Canary words before and after each window: the least common multiple of 16 and the element's
+#: words, so that every window starts on a 64-byte boundary (Wine's GL renderer silently drops
+#: the writes of a view whose byte offset is not aligned for its GL buffer range).
+GUARD_WORDS = 16
+CANARY_BASE = 0xC0DE0000
+WORD_BYTES = 4
+KIND_CODES: Mapping[str, int] = {"null": 0, "raw": 1, "structured": 2, "typed": 3}
+#: Register file codes of a view: which binding call and which view type the runner uses.
+FILE_CODES: Mapping[str, int] = {"u": 0, "t": 1}
+#: DXGI_FORMAT numbers of the typed UAV formats a vector may name.
+DXGI_FORMATS: Mapping[str, int] = {"R32_FLOAT": 41, "R32_UINT": 42, "R32_SINT": 43}
+_SHOWN_CANARIES = 4
+#: Written by the harness's last instruction into the word after the state.
+MARKER = 0x5E5D3D11
+
+
+class StreamError(Sm5Error):
+    """A vector cannot become a record, or a runner reply is malformed."""
+
+
+@dataclass(frozen=True)
+class View:
+    """One view (a UAV or an SRV buffer) as the runner creates it: ``words`` is the whole
+    buffer, canaries included."""
+
+    register: str
+    slot: int
+    kind: str
+    dxgi_format: int
+    stride: int
+    first_element: int
+    num_elements: int
+    words: tuple[int, ...]
+    window: tuple[int, int]  # words [start, end) of the buffer that the UAV covers
+    guard: tuple[int, int] = (0, 0)  # the request's guard words just before and after it
+
+    def encode(self) -> bytes:
+        head = struct.pack("<8I", FILE_CODES[self.register[:1]], self.slot,
+                           KIND_CODES[self.kind], self.dxgi_format, self.stride,
+                           self.first_element, self.num_elements, len(self.words))
+        return head + struct.pack(f"<{len(self.words)}I", *self.words)
+
+
+@dataclass(frozen=True)
+class Record:
+    """One vector ready for the runner, and what is needed to read its reply."""
+
+    vector_id: str
+    harness: Harness
+    dxbc: bytes
+    views: tuple[View, ...]
+    digest: str
+
+    def encode(self) -> bytes:
+        parts = [RECORD_TAG, _text(self.vector_id), _text(self.digest),
+                 struct.pack("<I", len(self.dxbc)), self.dxbc,
+                 struct.pack("<I", len(self.views))]
+        parts.extend(v.encode() for v in self.views)
+        return b"".join(parts)
+
+
+def stream_header() -> bytes:
+    return STREAM_MAGIC + struct.pack("<I", STREAM_VERSION)
+
+
+def _text(value: str) -> bytes:
+    data = value.encode("utf-8")
+    return struct.pack("<I", len(data)) + data
+
+
+def canaries(count: int, start: int) -> tuple[int, ...]:
+    return tuple(CANARY_BASE + start + i for i in range(count))
+
+
+def _view(register: str, kind: str, fmt: str, stride: int, count: int,
+          data: Sequence[int], guard: Mapping[str, Sequence[int]] | None = None) -> View:
+    """The buffer of one view: canaries, then the request's guard words (when it has some)
+    right before and after the window, so the buffer holds the allocation the request
+    describes."""
+    slot = int(register[1:])
+    if not data:
+        return View(register, slot, "null", 0, 0, 0, 0, (), (0, 0))
+    if kind == "typed":
+        if fmt not in DXGI_FORMATS:
+            raise NotExpressible(f"typed view format {fmt} has no DXGI number in the runner")
+        dxgi = DXGI_FORMATS[fmt]
+    else:
+        dxgi = 0
+    if kind == "structured" and (stride <= 0 or stride % WORD_BYTES):
+        raise NotExpressible(f"{register}: a structured buffer's stride must be a positive "
+                             f"multiple of 4 bytes in D3D11 (StructureByteStride), not {stride}")
+    element = stride // WORD_BYTES if kind == "structured" else 1
+    unit = math.lcm(GUARD_WORDS, element)
+    before = tuple(guard["before"]) if guard else ()
+    after = tuple(guard["after"]) if guard else ()
+    pad = unit * -(-max(len(before), len(after), 1) // unit)
+    elements = count if kind == "structured" else len(data)
+    words = (canaries(pad - len(before), 0) + before + tuple(data) + after
+             + canaries(pad - len(after), pad + len(data) + len(after)))
+    return View(register, slot, kind, dxgi, stride if kind == "structured" else 0,
+                pad // element, elements, words, (pad, pad + len(data)),
+                (len(before), len(after)))
+
+
+def _binding_view(b: ViewBinding, guard: Mapping[str, Sequence[int]] | None) -> View:
+    return _view(b.register, b.kind, b.format, b.stride, b.count, b.data, guard)
+
+
+@functools.cache
+def _store_name() -> str:
+    """The instruction the harness stores registers back with (read off a tiny harness)."""
+    tiny = build_harness(Program((), HARNESS_TARGET), state_from_json({"r0": [0, 0, 0, 0]}))
+    return next(i.name for i in tiny.program.instructions
+                if i.operands and i.operands[0].file == "u")
+
+
+def with_marker(harness: Harness) -> Program:
+    """The harness program with the marker store before its final instruction (its return)."""
+    *body, last = harness.program.lines
+    marker = parse_line(f"{_store_name()} {harness.state_register}.x, "
+                        f"l({WORD_BYTES * harness.layout.words}), l({MARKER})")
+    return Program((*body, marker, last), harness.program.target)
+
+
+def record_of(vector: Vector) -> Record:
+    """The record of an executable vector. Raises NotExpressible (the harness cannot express
+    it; the vector is unsupported) or another Sm5Error (a malformed vector)."""
+    program = parse_vector_program(tuple(vector.program))
+    state = state_from_json(without_guards(vector.state))
+    guards = {name: value[GUARD_KEY] for name, value in vector.state.items()
+              if isinstance(value, Mapping) and GUARD_KEY in value}
+    harness = build_harness(program, state, runtime=vector.runtime)
+    for b in harness.bindings:
+        if b.counter is not None:
+            raise NotExpressible(f"{b.register}: the runner does not create hidden UAV "
+                                 "counters yet (stream version 2 has no initial or final count)")
+    views = [_binding_view(b, guards.get(b.register)) for b in harness.bindings]
+    views.append(_view(harness.state_register, "raw", "", 0, 0, (*harness.state_words, 0)))
+    dxbc = program_to_dxbc(with_marker(harness))
+    digest = hashlib.sha256(dxbc + b"".join(v.encode() for v in views)).hexdigest()
+    return Record(vector.id, harness, dxbc, tuple(views), digest)
+
+
+# ----------------------------------------------------------------------------------------------
+# Replies
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One line the runner printed for a record."""
+
+    vector_id: str
+    digest: str
+    status: str  # state | error | unsupported | crash
+    reason: str = ""
+    invocations: int | None = None
+    views: tuple[tuple[int, ...], ...] = ()
+
+
+def parse_reply(line: str, where: str) -> Reply:
+    """A record line of the runner's output. Raises StreamError naming ``where``."""
+    try:
+        doc = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise StreamError(f"not JSON: {exc.msg} at column {exc.colno}: {line[:120]!r}",
+                          where=where) from None
+    if not isinstance(doc, dict):
+        raise StreamError(f"expected a JSON object: {line[:120]!r}", where=where)
+    status = doc.get("status")
+    if status == "malformed" or status == "no-device":
+        raise StreamError(f"the runner stopped: {doc.get('reason', '')}", where=where)
+    vector_id, digest = doc.get("id"), doc.get("digest")
+    if not isinstance(vector_id, str) or not isinstance(digest, str):
+        raise StreamError("expected string fields id and digest", where=where)
+    if status in ("error", "unsupported", "crash"):
+        reason = doc.get("reason")
+        if not isinstance(reason, str):
+            raise StreamError("field reason: expected a string", where=where)
+        return Reply(vector_id, digest, status, reason)
+    if status != "state":
+        raise StreamError(f"field status: {status!r} is not one of state, error, "
+                          "unsupported, crash", where=where)
+    invocations = doc.get("invocations")
+    views = doc.get("views")
+    if invocations is not None and (not isinstance(invocations, int)
+                                    or isinstance(invocations, bool)):
+        raise StreamError("field invocations: expected an integer or null", where=where)
+    if not isinstance(views, list) or not all(
+            isinstance(v, list) and all(isinstance(w, int) and not isinstance(w, bool)
+                                        and 0 <= w <= 0xFFFFFFFF for w in v) for v in views):
+        raise StreamError("field views: expected lists of u32 words", where=where)
+    return Reply(vector_id, digest, "state", "", invocations, tuple(tuple(v) for v in views))
+
+
+def parse_header(line: str, where: str) -> dict[str, Any]:
+    """The runner's first line: the device it created."""
+    try:
+        doc = json.loads(line)
+    except json.JSONDecodeError:
+        doc = None
+    if isinstance(doc, dict) and doc.get("status") == "no-device":
+        raise StreamError(f"the runner has no D3D11 device: {doc.get('reason', '')}",
+                          where=where)
+    if not isinstance(doc, dict) or doc.get("format") != RESULTS_FORMAT:
+        raise StreamError(f"expected the runner's header line with \"format\": "
+                          f"\"{RESULTS_FORMAT}\", got {line[:120]!r}", where=where)
+    return doc
+
+
+def _canary_reason(view: View, found: Sequence[int]) -> str | None:
+    """Why the runner's own canaries (the words beyond the request's guard) changed, if so;
+    a changed guard word is returned in the state instead, for the judge to name."""
+    start, end = view.window[0] - view.guard[0], view.window[1] + view.guard[1]
+    diff = [(i - view.window[0], view.words[i], w)  # word offsets from the window's first word
+            for i, w in enumerate(found) if not start <= i < end and w != view.words[i]]
+    if not diff:
+        return None
+    shown = ", ".join(f"word {off:+d} {old:#010x} -> {new:#010x}"
+                      for off, old, new in diff[:_SHOWN_CANARIES])
+    more = f" and {len(diff) - _SHOWN_CANARIES} more" if len(diff) > _SHOWN_CANARIES else ""
+    return f"wrote outside {view.register}'s window (D3D never writes outside a UAV): " \
+           f"{shown}{more}"
+
+
+def result_of(record: Record, reply: Reply) -> Result:
+    """Judge-ready Result of a reply to ``record`` (the final state, or why there is none)."""
+    if reply.vector_id != record.vector_id or reply.digest != record.digest:
+        return Result.error(f"the reply answers {reply.vector_id} with digest "
+                            f"{reply.digest[:16]}, not this program and state "
+                            f"({record.vector_id}, {record.digest[:16]})")
+    if reply.status == "unsupported":
+        return Result.unsupported(reply.reason)
+    if reply.status == "crash":
+        return Result.crash(reply.reason)
+    if reply.status == "error":
+        return Result.error(reply.reason)
+    if len(reply.views) != len(record.views):
+        return Result.error(f"the reply holds {len(reply.views)} views, the record "
+                            f"{len(record.views)}")
+    contents: dict[str, tuple[int, ...]] = {}
+    returned: dict[str, dict[str, list[int]]] = {}
+    for view, found in zip(record.views, reply.views, strict=True):
+        if len(found) != len(view.words):
+            return Result.error(f"{view.register}: {len(found)} words read back, "
+                                f"{len(view.words)} created")
+        canary = _canary_reason(view, found)
+        if canary is not None:
+            return Result.error(canary)
+        contents[view.register] = found[view.window[0]:view.window[1]]
+        if view.guard != (0, 0):
+            start, end = view.window
+            returned[view.register] = {"before": list(found[start - view.guard[0]:start]),
+                                       "after": list(found[end:end + view.guard[1]])}
+    harness = record.harness
+    state_words = contents.pop(harness.state_register, ())
+    if state_words[harness.layout.words:] != (MARKER,):
+        counted = "" if reply.invocations is None else \
+            f"; the pipeline statistics count {reply.invocations} invocation(s)"
+        return Result.error(f"the dispatch did not run: the harness's marker word was not "
+                            f"written{counted}")
+    state_words = state_words[: harness.layout.words]
+    try:
+        final = decode_state(harness, state_words, contents)
+    except Sm5Error as exc:
+        return Result.error(f"cannot decode the final state: {exc}")
+    state = state_to_json(final)
+    for name, guard in returned.items():
+        state[name] = {**state[name], GUARD_KEY: guard}
+    return Result.of_state(state)
+
+
+def write_stream(records: Iterable[Record]) -> bytes:
+    return stream_header() + b"".join(r.encode() for r in records)

@@ -1,0 +1,627 @@
+/* sm5-d3d11-runner: runs cs_5_0 DXBC programs through the Direct3D 11 API and prints what they
+ * did, one JSON line per program.
+ *
+ *   sm5-d3d11-runner.exe [--warp] [--start N] [FILE]      (no FILE: standard input)
+ *
+ * Input: the stream `sm5 d3d11 stream` writes (all integers little-endian u32):
+ *
+ *   header  "SM5D3D11" version(=2)
+ *   record  "REC1" id_len id[id_len] digest_len digest[digest_len] dxbc_len dxbc[dxbc_len]
+ *           view_count, then per view: file slot kind format stride first_element
+ *           num_elements word_count words[word_count]
+ *
+ *   file: 0 an unordered access view (u#), 1 a shader resource view (t#).
+ *   kind: 0 NULL view, 1 raw, 2 structured, 3 typed (format: a DXGI_FORMAT number).
+ *   Each view is a window [first_element, first_element + num_elements) of a buffer holding
+ *   word_count words (the caller fills the rest with canary words).
+ *
+ * Output: a header line {"format": "sm5-d3d11-results/1", ...device...}, then per record one of
+ *   {"id", "digest", "status": "state", "invocations": N|null, "views": [[words], ...]}
+ *     (invocations: the pipeline statistics' CSInvocations, null when the query is unavailable;
+ *     0 means the dispatch did not run; a NULL view reads back as [])
+ *   {"id", "digest", "status": "error", "reason": "..."}       an API call failed
+ *   {"id", "digest", "status": "unsupported", "reason": "..."} the device lacks a feature
+ * Each line is flushed before the next record is read, so a caller may feed records one at a
+ * time. A malformed stream ends the run with a {"status": "malformed"} line and exit status 2.
+ * An exception (a crash in the driver) prints {"status": "crash"} for the current record and
+ * exits with status 3.
+ */
+#define COBJMACROS
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#include <d3d11.h>
+#include <dxgi.h>
+#include <fcntl.h>
+#include <io.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RUNNER_VERSION "2"
+#define STREAM_VERSION 2u
+#define MAX_ID 4096u
+#define MAX_DXBC (16u << 20)
+#define MAX_VIEWS 64u
+#define MAX_WORDS (16u << 20)
+#define QUERY_SPINS 2000000u
+
+enum view_kind { VIEW_NULL = 0, VIEW_RAW = 1, VIEW_STRUCTURED = 2, VIEW_TYPED = 3 };
+enum view_file { FILE_UAV = 0, FILE_SRV = 1 };
+/* dcl_globalFlags: the opcode and the flag a program sets when it uses doubles. */
+#define OPCODE_DCL_GLOBAL_FLAGS 0x6Au
+#define GLOBAL_FLAG_DOUBLES (1u << 12)
+
+struct view {
+    uint32_t file, slot, kind, format, stride, first_element, num_elements, word_count;
+    uint32_t *words;
+};
+
+struct record {
+    char id[MAX_ID + 1];
+    char digest[MAX_ID + 1];
+    uint8_t *dxbc;
+    uint32_t dxbc_len;
+    uint32_t view_count;
+    struct view views[MAX_VIEWS];
+};
+
+struct device {
+    ID3D11Device *device;
+    ID3D11DeviceContext *context;
+    D3D_FEATURE_LEVEL level;
+    int doubles;
+};
+
+static FILE *input;
+static uint64_t input_offset;
+static volatile LONG in_record;
+static char current_id[MAX_ID + 1];
+static char current_digest[MAX_ID + 1];
+
+/* ------------------------------------------------------------------------------ output */
+
+static void put_json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+static void begin_line(const char *status)
+{
+    printf("{\"id\":");
+    put_json_string(current_id);
+    printf(",\"digest\":");
+    put_json_string(current_digest);
+    printf(",\"status\":\"%s\"", status);
+}
+
+static void reason_line(const char *status, const char *reason)
+{
+    begin_line(status);
+    printf(",\"reason\":");
+    put_json_string(reason);
+    printf("}\n");
+    fflush(stdout);
+}
+
+static void call_failed(const char *call, HRESULT hr)
+{
+    char text[256];
+    snprintf(text, sizeof text, "%s failed: HRESULT 0x%08lx", call, (unsigned long)hr);
+    reason_line("error", text);
+}
+
+static void malformed(const char *what)
+{
+    char text[256];
+    snprintf(text, sizeof text, "malformed stream at byte %llu: %s",
+             (unsigned long long)input_offset, what);
+    printf("{\"status\":\"malformed\",\"reason\":");
+    put_json_string(text);
+    printf("}\n");
+    fflush(stdout);
+    exit(2);
+}
+
+static LONG WINAPI on_exception(EXCEPTION_POINTERS *info)
+{
+    char text[128];
+    snprintf(text, sizeof text, "exception 0x%08lx in the runner or the driver",
+             (unsigned long)info->ExceptionRecord->ExceptionCode);
+    if (in_record)
+        reason_line("crash", text);
+    fflush(stdout);
+    TerminateProcess(GetCurrentProcess(), 3);
+    return EXCEPTION_EXECUTE_HANDLER;
+}
+
+/* ------------------------------------------------------------------------------ input */
+
+/* 1: read all bytes; 0: clean end of input before the first byte; malformed otherwise. */
+static int read_exact(void *buffer, size_t size, int eof_allowed)
+{
+    size_t got = fread(buffer, 1, size, input);
+    input_offset += got;
+    if (got == size)
+        return 1;
+    if (got == 0 && eof_allowed && feof(input))
+        return 0;
+    malformed("unexpected end of input");
+    return 0;
+}
+
+static uint32_t read_u32(void)
+{
+    uint8_t b[4];
+    read_exact(b, 4, 0);
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+static void read_text(char *out, const char *what)
+{
+    uint32_t len = read_u32();
+    if (len > MAX_ID)
+        malformed(what);
+    read_exact(out, len, 0);
+    out[len] = 0;
+}
+
+static void free_record(struct record *r)
+{
+    uint32_t i;
+    free(r->dxbc);
+    r->dxbc = NULL;
+    for (i = 0; i < r->view_count; i++) {
+        free(r->views[i].words);
+        r->views[i].words = NULL;
+    }
+    r->view_count = 0;
+}
+
+/* 1: a record was read; 0: end of input. */
+static int read_record(struct record *r)
+{
+    uint8_t tag[4];
+    uint32_t i;
+    if (!read_exact(tag, 4, 1))
+        return 0;
+    if (memcmp(tag, "REC1", 4) != 0)
+        malformed("expected a record tag REC1");
+    read_text(r->id, "id longer than 4096 bytes");
+    read_text(r->digest, "digest longer than 4096 bytes");
+    r->dxbc_len = read_u32();
+    if (r->dxbc_len > MAX_DXBC)
+        malformed("DXBC larger than 16 MiB");
+    r->dxbc = malloc(r->dxbc_len ? r->dxbc_len : 1);
+    if (!r->dxbc)
+        malformed("out of memory");
+    read_exact(r->dxbc, r->dxbc_len, 0);
+    r->view_count = read_u32();
+    if (r->view_count > MAX_VIEWS)
+        malformed("more than 64 views");
+    for (i = 0; i < r->view_count; i++) {
+        struct view *v = &r->views[i];
+        v->words = NULL;
+        v->file = read_u32();
+        v->slot = read_u32();
+        v->kind = read_u32();
+        v->format = read_u32();
+        v->stride = read_u32();
+        v->first_element = read_u32();
+        v->num_elements = read_u32();
+        v->word_count = read_u32();
+        if (v->file > FILE_SRV || v->kind > VIEW_TYPED
+            || v->slot >= (v->file == FILE_UAV ? D3D11_1_UAV_SLOT_COUNT
+                                               : D3D11_COMMONSHADER_INPUT_RESOURCE_SLOT_COUNT))
+            malformed("view file, slot or kind out of range");
+        if (v->word_count > MAX_WORDS)
+            malformed("view larger than 16 Mi words");
+        if (v->kind == VIEW_STRUCTURED && (v->stride == 0 || v->stride % 4 != 0))
+            malformed("structured view with a stride that is not a positive multiple of 4");
+        v->words = malloc(v->word_count ? (size_t)v->word_count * 4 : 4);
+        if (!v->words)
+            malformed("out of memory");
+        read_exact(v->words, (size_t)v->word_count * 4, 0);
+    }
+    return 1;
+}
+
+/* Does the program set the doubles global flag (it then needs D3D11_FEATURE_DOUBLES)? */
+static int uses_doubles(const uint8_t *dxbc, uint32_t len)
+{
+    uint32_t chunks, i;
+    if (len < 32 || memcmp(dxbc, "DXBC", 4) != 0)
+        return 0;
+    memcpy(&chunks, dxbc + 28, 4);
+    for (i = 0; i < chunks && 32 + 4 * (i + 1) <= len; i++) {
+        uint32_t at, size, tokens, t;
+        memcpy(&at, dxbc + 32 + 4 * i, 4);
+        if (at > len - 8 || (memcmp(dxbc + at, "SHEX", 4) && memcmp(dxbc + at, "SHDR", 4)))
+            continue;
+        memcpy(&size, dxbc + at + 4, 4);
+        if (size > len - at - 8)
+            return 0;
+        tokens = size / 4;
+        for (t = 2; t < tokens;) {
+            uint32_t token, length;
+            memcpy(&token, dxbc + at + 8 + 4 * t, 4);
+            if ((token & 0x7FFu) == OPCODE_DCL_GLOBAL_FLAGS)
+                return (token & GLOBAL_FLAG_DOUBLES) != 0;
+            length = (token >> 24) & 0x7Fu;
+            if (length == 0)
+                return 0; /* a customdata block: no more declarations to look at here */
+            t += length;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------ device */
+
+static HRESULT create_device(struct device *d, int warp)
+{
+    static const D3D_FEATURE_LEVEL levels[] = {D3D_FEATURE_LEVEL_11_1, D3D_FEATURE_LEVEL_11_0};
+    D3D_DRIVER_TYPE type = warp ? D3D_DRIVER_TYPE_WARP : D3D_DRIVER_TYPE_HARDWARE;
+    D3D11_FEATURE_DATA_DOUBLES doubles;
+    HRESULT hr;
+    memset(d, 0, sizeof *d);
+    hr = D3D11CreateDevice(NULL, type, NULL, 0, levels, 2, D3D11_SDK_VERSION, &d->device,
+                           &d->level, &d->context);
+    if (hr == E_INVALIDARG) /* a runtime that does not know 11_1 */
+        hr = D3D11CreateDevice(NULL, type, NULL, 0, levels + 1, 1, D3D11_SDK_VERSION,
+                               &d->device, &d->level, &d->context);
+    if (FAILED(hr))
+        return hr;
+    memset(&doubles, 0, sizeof doubles);
+    if (SUCCEEDED(ID3D11Device_CheckFeatureSupport(d->device, D3D11_FEATURE_DOUBLES, &doubles,
+                                                   sizeof doubles)))
+        d->doubles = doubles.DoublePrecisionFloatShaderOps != 0;
+    return S_OK;
+}
+
+static void release_device(struct device *d)
+{
+    if (d->context)
+        ID3D11DeviceContext_Release(d->context);
+    if (d->device)
+        ID3D11Device_Release(d->device);
+    memset(d, 0, sizeof *d);
+}
+
+static void print_header(const struct device *d, int warp)
+{
+    DXGI_ADAPTER_DESC desc;
+    IDXGIDevice *dxgi = NULL;
+    IDXGIAdapter *adapter = NULL;
+    char name[512] = "unknown";
+    memset(&desc, 0, sizeof desc);
+    if (SUCCEEDED(ID3D11Device_QueryInterface(d->device, &IID_IDXGIDevice, (void **)&dxgi))) {
+        if (SUCCEEDED(IDXGIDevice_GetAdapter(dxgi, &adapter))) {
+            if (SUCCEEDED(IDXGIAdapter_GetDesc(adapter, &desc)))
+                WideCharToMultiByte(CP_UTF8, 0, desc.Description, -1, name, sizeof name, NULL,
+                                    NULL);
+            IDXGIAdapter_Release(adapter);
+        }
+        IDXGIDevice_Release(dxgi);
+    }
+    printf("{\"format\":\"sm5-d3d11-results/1\",\"runner\":\"sm5-d3d11-runner " RUNNER_VERSION
+           "\",\"driver\":\"%s\",\"feature_level\":\"%s\",\"adapter\":",
+           warp ? "warp" : "hardware", d->level == D3D_FEATURE_LEVEL_11_1 ? "11_1" : "11_0");
+    put_json_string(name);
+    printf(",\"vendor_id\":%u,\"device_id\":%u,\"doubles\":%s}\n", desc.VendorId,
+           desc.DeviceId, d->doubles ? "true" : "false");
+    fflush(stdout);
+}
+
+/* ------------------------------------------------------------------------------ one program */
+
+struct resources {
+    ID3D11ComputeShader *shader;
+    ID3D11Buffer *buffers[MAX_VIEWS];
+    ID3D11UnorderedAccessView *uavs[MAX_VIEWS];
+    ID3D11ShaderResourceView *srvs[MAX_VIEWS];
+    ID3D11Buffer *staging[MAX_VIEWS];
+    ID3D11Query *query;
+};
+
+static void release_resources(struct resources *res, uint32_t n)
+{
+    uint32_t i;
+    for (i = 0; i < n; i++) {
+        if (res->staging[i])
+            ID3D11Buffer_Release(res->staging[i]);
+        if (res->uavs[i])
+            ID3D11UnorderedAccessView_Release(res->uavs[i]);
+        if (res->srvs[i])
+            ID3D11ShaderResourceView_Release(res->srvs[i]);
+        if (res->buffers[i])
+            ID3D11Buffer_Release(res->buffers[i]);
+    }
+    if (res->query)
+        ID3D11Query_Release(res->query);
+    if (res->shader)
+        ID3D11ComputeShader_Release(res->shader);
+}
+
+static HRESULT create_view(ID3D11Device *dev, const struct view *v, struct resources *res,
+                           uint32_t i)
+{
+    D3D11_BUFFER_DESC bd;
+    D3D11_SUBRESOURCE_DATA init;
+    D3D11_UNORDERED_ACCESS_VIEW_DESC ud;
+    D3D11_SHADER_RESOURCE_VIEW_DESC sd;
+    HRESULT hr;
+    memset(&bd, 0, sizeof bd);
+    bd.ByteWidth = v->word_count * 4;
+    bd.Usage = D3D11_USAGE_DEFAULT;
+    bd.BindFlags = v->file == FILE_UAV ? D3D11_BIND_UNORDERED_ACCESS
+                                       : D3D11_BIND_SHADER_RESOURCE;
+    if (v->kind == VIEW_RAW)
+        bd.MiscFlags = D3D11_RESOURCE_MISC_BUFFER_ALLOW_RAW_VIEWS;
+    if (v->kind == VIEW_STRUCTURED) {
+        bd.MiscFlags = D3D11_RESOURCE_MISC_BUFFER_STRUCTURED;
+        bd.StructureByteStride = v->stride;
+    }
+    init.pSysMem = v->words;
+    init.SysMemPitch = 0;
+    init.SysMemSlicePitch = 0;
+    hr = ID3D11Device_CreateBuffer(dev, &bd, &init, &res->buffers[i]);
+    if (FAILED(hr))
+        return hr;
+    if (v->file == FILE_SRV) {
+        memset(&sd, 0, sizeof sd);
+        sd.ViewDimension = D3D11_SRV_DIMENSION_BUFFEREX;
+        sd.Format = v->kind == VIEW_RAW ? DXGI_FORMAT_R32_TYPELESS
+                    : v->kind == VIEW_STRUCTURED ? DXGI_FORMAT_UNKNOWN
+                    : (DXGI_FORMAT)v->format;
+        sd.BufferEx.FirstElement = v->first_element;
+        sd.BufferEx.NumElements = v->num_elements;
+        sd.BufferEx.Flags = v->kind == VIEW_RAW ? D3D11_BUFFEREX_SRV_FLAG_RAW : 0;
+        hr = ID3D11Device_CreateShaderResourceView(dev, (ID3D11Resource *)res->buffers[i], &sd,
+                                                   &res->srvs[i]);
+    } else {
+        memset(&ud, 0, sizeof ud);
+        ud.ViewDimension = D3D11_UAV_DIMENSION_BUFFER;
+        ud.Format = v->kind == VIEW_RAW ? DXGI_FORMAT_R32_TYPELESS
+                    : v->kind == VIEW_STRUCTURED ? DXGI_FORMAT_UNKNOWN
+                    : (DXGI_FORMAT)v->format;
+        ud.Buffer.FirstElement = v->first_element;
+        ud.Buffer.NumElements = v->num_elements;
+        ud.Buffer.Flags = v->kind == VIEW_RAW ? D3D11_BUFFER_UAV_FLAG_RAW : 0;
+        hr = ID3D11Device_CreateUnorderedAccessView(dev, (ID3D11Resource *)res->buffers[i],
+                                                    &ud, &res->uavs[i]);
+    }
+    if (FAILED(hr))
+        return hr;
+    bd.Usage = D3D11_USAGE_STAGING;
+    bd.BindFlags = 0;
+    bd.MiscFlags = 0;
+    bd.CPUAccessFlags = D3D11_CPU_ACCESS_READ;
+    return ID3D11Device_CreateBuffer(dev, &bd, NULL, &res->staging[i]);
+}
+
+static void print_views(ID3D11DeviceContext *ctx, const struct record *r,
+                        struct resources *res, long long invocations)
+{
+    uint32_t i, w;
+    D3D11_MAPPED_SUBRESOURCE mapped[MAX_VIEWS];
+    for (i = 0; i < r->view_count; i++) {
+        HRESULT hr;
+        mapped[i].pData = NULL;
+        if (!res->staging[i])
+            continue;
+        ID3D11DeviceContext_CopyResource(ctx, (ID3D11Resource *)res->staging[i],
+                                         (ID3D11Resource *)res->buffers[i]);
+        hr = ID3D11DeviceContext_Map(ctx, (ID3D11Resource *)res->staging[i], 0, D3D11_MAP_READ,
+                                     0, &mapped[i]);
+        if (FAILED(hr)) {
+            while (i-- > 0)
+                if (mapped[i].pData)
+                    ID3D11DeviceContext_Unmap(ctx, (ID3D11Resource *)res->staging[i], 0);
+            call_failed("Map", hr);
+            return;
+        }
+    }
+    begin_line("state");
+    if (invocations < 0)
+        printf(",\"invocations\":null,\"views\":[");
+    else
+        printf(",\"invocations\":%lld,\"views\":[", invocations);
+    for (i = 0; i < r->view_count; i++) {
+        const uint32_t *words = mapped[i].pData;
+        printf(i ? ",[" : "[");
+        if (!words) {
+            printf("]");
+            continue;
+        }
+        for (w = 0; w < r->views[i].word_count; w++)
+            printf(w ? ",%lu" : "%lu", (unsigned long)words[w]);
+        printf("]");
+        ID3D11DeviceContext_Unmap(ctx, (ID3D11Resource *)res->staging[i], 0);
+    }
+    printf("]}\n");
+    fflush(stdout);
+}
+
+/* -1: the statistics query is unavailable. */
+static long long wait_invocations(ID3D11DeviceContext *ctx, ID3D11Query *query)
+{
+    D3D11_QUERY_DATA_PIPELINE_STATISTICS stats;
+    uint32_t spin;
+    if (!query)
+        return -1;
+    for (spin = 0; spin < QUERY_SPINS; spin++) {
+        HRESULT hr = ID3D11DeviceContext_GetData(ctx, (ID3D11Asynchronous *)query, &stats,
+                                                 sizeof stats, 0);
+        if (hr == S_OK)
+            return (long long)stats.CSInvocations;
+        if (FAILED(hr))
+            return -1;
+        if (spin > 64)
+            Sleep(0);
+    }
+    return -1;
+}
+
+static void run_record(const struct device *d, const struct record *r)
+{
+    struct resources res;
+    ID3D11UnorderedAccessView *slots[D3D11_1_UAV_SLOT_COUNT];
+    ID3D11ShaderResourceView *srv_slots[D3D11_COMMONSHADER_INPUT_RESOURCE_SLOT_COUNT];
+    D3D11_QUERY_DESC qd;
+    uint32_t i, slot_count = 0, srv_count = 0;
+    long long invocations;
+    HRESULT hr;
+    memset(&res, 0, sizeof res);
+    memset(slots, 0, sizeof slots);
+    memset(srv_slots, 0, sizeof srv_slots);
+    if (uses_doubles(r->dxbc, r->dxbc_len) && !d->doubles) {
+        reason_line("unsupported", "the program uses doubles and the device has no "
+                    "double-precision shader support (D3D11_FEATURE_DOUBLES: "
+                    "DoublePrecisionFloatShaderOps = FALSE)");
+        return;
+    }
+    hr = ID3D11Device_CreateComputeShader(d->device, r->dxbc, r->dxbc_len, NULL, &res.shader);
+    if (FAILED(hr)) {
+        call_failed("CreateComputeShader", hr);
+        return;
+    }
+    for (i = 0; i < r->view_count; i++) {
+        const struct view *v = &r->views[i];
+        uint32_t limit = d->level == D3D_FEATURE_LEVEL_11_1 ? D3D11_1_UAV_SLOT_COUNT
+                                                           : D3D11_PS_CS_UAV_REGISTER_COUNT;
+        char call[64];
+        const char *file = v->file == FILE_UAV ? "u" : "t";
+        if (v->file == FILE_UAV && v->slot >= limit) {
+            char text[128];
+            snprintf(text, sizeof text, "u%u is beyond the %u UAV slots of this feature level",
+                     v->slot, limit);
+            release_resources(&res, r->view_count);
+            reason_line("unsupported", text);
+            return;
+        }
+        if (v->file == FILE_UAV && v->slot + 1 > slot_count)
+            slot_count = v->slot + 1;
+        if (v->file == FILE_SRV && v->slot + 1 > srv_count)
+            srv_count = v->slot + 1;
+        if (v->kind == VIEW_NULL)
+            continue;
+        hr = create_view(d->device, v, &res, i);
+        if (FAILED(hr)) {
+            snprintf(call, sizeof call, "creating the buffer or view of %s%u", file, v->slot);
+            release_resources(&res, r->view_count);
+            call_failed(call, hr);
+            return;
+        }
+        if (v->file == FILE_UAV)
+            slots[v->slot] = res.uavs[i];
+        else
+            srv_slots[v->slot] = res.srvs[i];
+    }
+    qd.Query = D3D11_QUERY_PIPELINE_STATISTICS;
+    qd.MiscFlags = 0;
+    if (FAILED(ID3D11Device_CreateQuery(d->device, &qd, &res.query)))
+        res.query = NULL;
+    ID3D11DeviceContext_CSSetShader(d->context, res.shader, NULL, 0);
+    ID3D11DeviceContext_CSSetUnorderedAccessViews(d->context, 0, slot_count, slots, NULL);
+    if (srv_count)
+        ID3D11DeviceContext_CSSetShaderResources(d->context, 0, srv_count, srv_slots);
+    if (res.query)
+        ID3D11DeviceContext_Begin(d->context, (ID3D11Asynchronous *)res.query);
+    ID3D11DeviceContext_Dispatch(d->context, 1, 1, 1);
+    if (res.query)
+        ID3D11DeviceContext_End(d->context, (ID3D11Asynchronous *)res.query);
+    invocations = wait_invocations(d->context, res.query);
+    memset(slots, 0, sizeof slots);
+    memset(srv_slots, 0, sizeof srv_slots);
+    ID3D11DeviceContext_CSSetUnorderedAccessViews(d->context, 0, slot_count, slots, NULL);
+    if (srv_count)
+        ID3D11DeviceContext_CSSetShaderResources(d->context, 0, srv_count, srv_slots);
+    ID3D11DeviceContext_CSSetShader(d->context, NULL, NULL, 0);
+    hr = ID3D11Device_GetDeviceRemovedReason(d->device);
+    if (FAILED(hr))
+        call_failed("Dispatch (the device was removed)", hr);
+    else /* "invocations": 0 says the dispatch did not run; the caller judges it */
+        print_views(d->context, r, &res, invocations);
+    release_resources(&res, r->view_count);
+}
+
+/* ------------------------------------------------------------------------------ main */
+
+int main(int argc, char **argv)
+{
+    struct device d;
+    struct record *r;
+    uint8_t magic[8];
+    unsigned long long start = 0, index = 0;
+    int warp = 0, i;
+    const char *path = NULL;
+    HRESULT hr;
+
+    SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX);
+    SetUnhandledExceptionFilter(on_exception);
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--warp"))
+            warp = 1;
+        else if (!strcmp(argv[i], "--start") && i + 1 < argc)
+            start = strtoull(argv[++i], NULL, 10);
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "usage: %s [--warp] [--start N] [FILE]\n", argv[0]);
+            return 2;
+        } else
+            path = argv[i];
+    }
+    _setmode(_fileno(stdin), _O_BINARY);
+    input = path ? fopen(path, "rb") : stdin;
+    if (!input) {
+        fprintf(stderr, "%s: cannot open %s\n", argv[0], path);
+        return 2;
+    }
+    r = calloc(1, sizeof *r);
+    if (!r)
+        return 2;
+    hr = create_device(&d, warp);
+    if (FAILED(hr)) {
+        printf("{\"status\":\"no-device\",\"reason\":\"D3D11CreateDevice failed: HRESULT "
+               "0x%08lx\"}\n", (unsigned long)hr);
+        fflush(stdout);
+        return 4;
+    }
+    print_header(&d, warp);
+    if (!read_exact(magic, 8, 1))
+        return 0;
+    if (memcmp(magic, "SM5D3D11", 8) != 0)
+        malformed("expected the stream header SM5D3D11");
+    if (read_u32() != STREAM_VERSION)
+        malformed("unknown stream version (expected 2)");
+    while (read_record(r)) {
+        if (index++ >= start) {
+            strcpy(current_id, r->id);
+            strcpy(current_digest, r->digest);
+            InterlockedExchange(&in_record, 1);
+            run_record(&d, r);
+            InterlockedExchange(&in_record, 0);
+            if (FAILED(ID3D11Device_GetDeviceRemovedReason(d.device))) {
+                release_device(&d);
+                hr = create_device(&d, warp);
+                if (FAILED(hr)) {
+                    fprintf(stderr, "cannot recreate the device: 0x%08lx\n", (unsigned long)hr);
+                    return 4;
+                }
+            }
+        }
+        free_record(r);
+    }
+    release_device(&d);
+    return 0;
+}
