@@ -87,10 +87,6 @@ EXECUTION_LIMIT_S = DEFAULT_TIMEOUT_S
 #: A forked child compiles the shader again (from Mesa's disk cache when it can), possibly on a
 #: busier machine: its limit adds this many times the compile time measured in process.
 COMPILE_MARGIN = 3.0
-#: Shared-memory words the harness copies in and out at most: it copies g# four words per
-#: instruction, so a g# total at the 32 KB limit (8192 words) makes a shader of thousands of
-#: instructions that lavapipe takes minutes to compile. Such vectors are unsupported here.
-MAX_TGSM_WORDS = 2048
 #: Pipelines the lavapipe runner keeps (llvmpipe's compiled code; Mesa's disk cache backs it).
 MAX_PIPELINES = 4096
 
@@ -221,11 +217,6 @@ class Vkd3dLavapipe:
             raise _Skip(Result.unsupported(reason)) from None
         except Sm5Error as exc:
             raise _Skip(Result.error(f"cannot build the harness: {exc}")) from None
-        tgsm_words = sum(t.words for t in harness.layout.tgsm)
-        if tgsm_words > MAX_TGSM_WORDS:
-            raise _Skip(Result.unsupported(
-                f"{tgsm_words} words of g#: the harness copies at most {MAX_TGSM_WORDS} "
-                "(an unrolled copy of more takes minutes to compile on lavapipe)"))
         compiled = self._compile(harness.program)
         bindings: list[BufferBinding] = []
         registers: list[str] = []
