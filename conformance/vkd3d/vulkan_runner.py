@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import hashlib
 import importlib.util
 import os
@@ -270,8 +271,18 @@ _MAX_VIEWS_PER_BUFFER = 8
 _MIN_BUFFER_BYTES = 4096
 
 
+@functools.lru_cache(maxsize=256)
+def _canary_bytes(start: int, count: int) -> bytes:
+    """The canary words of buffer words ``start .. start + count - 1`` (the same few ranges
+    recur for every dispatch: built once each)."""
+    return array("I", ((CANARY_BASE + i) & _U32_MAX for i in range(start, start + count))
+                 ).tobytes()
+
+
 def _canaries(start: int, count: int) -> array[int]:
-    return array("I", ((CANARY_BASE + i) & _U32_MAX for i in range(start, start + count)))
+    words = array("I")
+    words.frombytes(_canary_bytes(start, count))
+    return words
 
 
 def _align_up(value: int, alignment: int) -> int:
