@@ -1,16 +1,25 @@
 """Throughput of the vkd3d-shader + lavapipe adapter over the golden vectors, in one process.
 
-* cold:       a new adapter and an empty Mesa disk cache: every distinct harness is encoded,
-              translated, and compiled by Mesa
-* mesa-warm:  a new adapter (in-process caches empty), Mesa's disk cache holding the shaders
-* warm:       the same adapter again: DXBC, SPIR-V and pipelines all cached
+Passes, each over every applicable vector (not must-reject), judged against the expectations:
 
-Each pass runs every applicable (non-rejected) vector once and judges it. Vectors that leave
-shared memory undefined run in a child process each (a fresh lavapipe device, ~0.2 s); their
-count and the rate without them are shown separately.
+* cold:        a new adapter and an empty Mesa disk cache: every distinct harness is encoded,
+               translated, and compiled by Mesa (batched, as ``sm5 conform`` runs)
+* mesa-warm:   a new adapter (in-process caches empty), Mesa's disk cache holding the shaders
+* warm-single: the same adapter again, one ``run`` call per vector (the pytest plugin's way)
+* warm:        the same adapter, batched through the engine (``run_batch``)
 
-Usage: python benchmarks/vkd3d_throughput.py [VECTOR_FILE_OR_DIR ...]
-Needs conformance/vkd3d/setup.sh to have run (library + lavapipe + vulkan module).
+Rates are vectors per CPU second (this process, the isolation zygote and their children: on a
+busy machine the wall clock measures the neighbours; on an idle one the two agree) and, beside
+them, per wall-clock second. Vectors that leave shared memory undefined run in child processes
+(isolated); their count, the dispatches re-run alone after their batch died (quarantined), and
+the ratio warm / warm-single are printed. Every pass must judge every vector the same
+(crashes of isolated vectors aside, which vary between runs); the script says so when they
+differ.
+
+Usage: python benchmarks/vkd3d_throughput.py [--every N] [VECTOR_FILE_OR_DIR ...]
+(``--every 5``: every fifth vector, for a quick look on a busy machine).
+``LP_NUM_THREADS=N`` in the environment overrides the adapter's 0 (to compare with llvmpipe's
+worker threads). Needs conformance/vkd3d/setup.sh to have run.
 """
 
 from __future__ import annotations
@@ -20,46 +29,91 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sm5.conformance.compare import judge
+from sm5.conformance.compare import Verdict, judge
+from sm5.conformance.expectations import load_expectations
 from sm5.conformance.run import iter_selected, vector_files
-from sm5.conformance.vkd3d.adapter import TargetUnavailable, Vkd3dLavapipe, create
+from sm5.conformance.vkd3d.adapter import (
+    EXPECTATIONS_FILE,
+    TargetUnavailable,
+    Vkd3dLavapipe,
+    create,
+)
 from sm5.vectors.format import Vector
 
+Pass = Callable[[Vkd3dLavapipe, Sequence[Vector]], dict[str, Verdict]]
+EXPECTATIONS = load_expectations(EXPECTATIONS_FILE)
 
-def _pass(label: str, adapter: Vkd3dLavapipe, vectors: list[Vector]) -> None:
-    before = adapter.isolated_runs
-    isolated_seconds = 0.0
-    statuses: dict[str, int] = {}
-    start = time.perf_counter()
-    for vector in vectors:
-        t0 = time.perf_counter()
-        result = adapter.run(vector)
-        if adapter.isolated_runs != before:
-            isolated_seconds += time.perf_counter() - t0
-            before = adapter.isolated_runs
-        status = judge(vector, result, capabilities=adapter.capabilities).status
-        statuses[status] = statuses.get(status, 0) + 1
-    seconds = time.perf_counter() - start
-    isolated = adapter.isolated_runs
-    in_process = len(vectors) - isolated
-    in_rate = in_process / max(seconds - isolated_seconds, 1e-9)
-    counts = " ".join(f"{k}={v}" for k, v in sorted(statuses.items()))
-    print(f"{label:<10} {len(vectors) / seconds:8.1f} vectors/s  ({seconds:6.2f} s, "
-          f"n={len(vectors)}); in-process {in_rate:8.1f} vectors/s (n={in_process}); "
-          f"isolated n={isolated} {isolated_seconds:5.2f} s; {counts}")
+
+def batched(adapter: Vkd3dLavapipe, vectors: Sequence[Vector]) -> dict[str, Verdict]:
+    try:
+        from sm5.conformance.run import run_vectors
+    except ImportError:  # a checkout from before batching: the engine ran one by one
+        return single(adapter, vectors)
+    return {v.id: verdict for v, verdict in run_vectors(adapter, vectors, EXPECTATIONS)}
+
+
+def cpu_seconds(adapter: Vkd3dLavapipe) -> float:
+    """CPU time of this process, its finished children, and the isolation zygote with the
+    children it reaped: on a busy machine the wall clock measures the neighbours, this the
+    work (vectors per CPU second is about the rate of an idle core)."""
+    own = os.times()
+    total = own.user + own.system + own.children_user + own.children_system
+    proc = getattr(adapter._isolated, "_proc", None)
+    if proc is not None and proc.poll() is None:
+        try:
+            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
+def single(adapter: Vkd3dLavapipe, vectors: Sequence[Vector]) -> dict[str, Verdict]:
+    return {v.id: judge(v, adapter.run(v), EXPECTATIONS, adapter.capabilities)
+            for v in vectors}
+
+
+def timed(label: str, adapter: Vkd3dLavapipe, vectors: Sequence[Vector], how: Pass
+          ) -> tuple[float, dict[str, Verdict]]:
     adapter.isolated_runs = 0
+    quarantined = getattr(adapter._isolated, "quarantined", 0)
+    cpu = cpu_seconds(adapter)
+    start = time.perf_counter()
+    verdicts = how(adapter, vectors)
+    seconds = time.perf_counter() - start
+    cpu = cpu_seconds(adapter) - cpu
+    counts: dict[str, int] = {}
+    for verdict in verdicts.values():
+        counts[verdict.status] = counts.get(verdict.status, 0) + 1
+    shown = " ".join(f"{k}={v}" for k, v in sorted(counts.items()))
+    rate = len(vectors) / cpu
+    print(f"{label:<12} {rate:8.1f} vectors per CPU s ({cpu:7.2f} CPU s; wall "
+          f"{len(vectors) / seconds:7.1f} vectors/s, {seconds:7.2f} s; n={len(vectors)}; "
+          f"isolated {adapter.isolated_runs}, quarantined "
+          f"{getattr(adapter._isolated, 'quarantined', 0) - quarantined}); {shown}", flush=True)
+    return rate, verdicts
+
+
+def compare(reference: dict[str, Verdict], label: str, other: dict[str, Verdict]) -> None:
+    differ = [k for k in reference if reference[k].status != other[k].status
+              and "crash" not in (reference[k].reason + other[k].reason)]
+    if differ:
+        print(f"  {label}: {len(differ)} verdicts differ from the first pass, e.g. "
+              f"{', '.join(differ[:5])}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description="vkd3d + lavapipe adapter throughput")
     parser.add_argument("paths", nargs="*", type=Path, help="vector files (default: golden)")
+    parser.add_argument("--every", type=int, default=1, help="take every N-th vector")
     args = parser.parse_args()
     vectors = [v for _, _, v in iter_selected(vector_files(args.paths or None))
-               if not v.rejected]
+               if not v.rejected][::max(1, args.every)]
     with tempfile.TemporaryDirectory(prefix="sm5-mesa-cache-") as mesa_cache:
         os.environ["MESA_SHADER_CACHE_DIR"] = mesa_cache  # cold: nothing compiled yet
         try:
@@ -67,13 +121,20 @@ def main() -> int:
         except TargetUnavailable as exc:
             print(f"skipped: {exc}")
             return 0
-        print(f"target: {first.version}")
-        _pass("cold", first, vectors)
+        print(f"target: {first.version}; LP_NUM_THREADS={os.environ.get('LP_NUM_THREADS')}; "
+              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        _, reference = timed("cold", first, vectors, batched)
         first.close()
         second = create()
-        _pass("mesa-warm", second, vectors)
-        _pass("warm", second, vectors)
+        _, verdicts = timed("mesa-warm", second, vectors, batched)
+        compare(reference, "mesa-warm", verdicts)
+        one, verdicts = timed("warm-single", second, vectors, single)
+        compare(reference, "warm-single", verdicts)
+        many, verdicts = timed("warm", second, vectors, batched)
+        compare(reference, "warm", verdicts)
         second.close()
+    print(f"warm batched / warm one by one (per CPU s): {many / one:.2f}x; "
+          f"load average {os.getloadavg()[0]:.1f} at the end")
     return 0
 
 

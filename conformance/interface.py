@@ -12,7 +12,7 @@ never sent (an executing-only implementation never sees a must-reject vector).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -91,3 +91,12 @@ class Closeable(Protocol):
     """An implementation holding resources (a child process) the run releases at its end."""
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class Batching(Protocol):
+    """An implementation that runs many vectors at a time faster than one by one (shared
+    processes, submissions or compiles). ``run_batch`` answers what ``run`` would for each
+    vector, in order; the conformance engine sends it runs of consecutive applicable vectors."""
+
+    def run_batch(self, vectors: Sequence[Vector]) -> list[Result]: ...

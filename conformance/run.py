@@ -25,7 +25,7 @@ from typing import Any
 from sm5.conformance.compare import FAILING, VERDICTS, Verdict, judge, verdict_without_running
 from sm5.conformance.expectations import NONE, Expectations
 from sm5.conformance.guards import request_vector
-from sm5.conformance.interface import Closeable, Implementation, Result
+from sm5.conformance.interface import Batching, Closeable, Implementation, Result
 from sm5.conformance.protocol import ImplementationBroken
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.fileio import atomic_write_text
@@ -184,9 +184,62 @@ def run_vector(impl: Implementation, vector: Vector,
         raise
     except Exception as exc:  # an implementation's bug is that vector's failure, not the run's
         result = Result.error(f"the implementation raised {type(exc).__name__}: {exc}")
+    return judge(vector, _checked(result, "run()"), expectations, capabilities,
+                 request=sent.state)
+
+
+def _checked(result: object, call: str) -> Result:
     if not isinstance(result, Result):
-        result = Result.error(f"run() returned {type(result).__name__}, not a Result")
-    return judge(vector, result, expectations, capabilities, request=sent.state)
+        return Result.error(f"{call} returned {type(result).__name__}, not a Result")
+    return result
+
+
+#: Applicable vectors handed to a batching implementation at a time.
+RUN_BATCH = 256
+
+
+def run_vectors(impl: Implementation, vectors: Iterable[Vector],
+                expectations: Expectations = NONE) -> Iterator[tuple[Vector, Verdict]]:
+    """Every vector with its verdict, in order: `run_vector` one by one, or through
+    ``run_batch`` in runs of up to :data:`RUN_BATCH` applicable vectors when the
+    implementation batches (the verdicts are the same)."""
+    if not isinstance(impl, Batching):
+        for vector in vectors:
+            yield vector, run_vector(impl, vector, expectations)
+        return
+    capabilities = frozenset(impl.capabilities)
+    pending: list[Vector] = []  # as sent: with guard words
+    ready: list[tuple[Vector, Verdict | None]] = []
+
+    def flush() -> Iterator[tuple[Vector, Verdict]]:
+        try:
+            results: list[object] = list(impl.run_batch(pending)) if pending else []
+        except ImplementationBroken:
+            raise
+        except Exception as exc:  # a bug of the implementation fails its vectors, not the run
+            results = [Result.error(f"the implementation raised {type(exc).__name__}: {exc}")
+                       ] * len(pending)
+        if len(results) != len(pending):
+            results = [Result.error(f"run_batch() answered {len(results)} results for "
+                                    f"{len(pending)} vectors")] * len(pending)
+        answers = iter(zip(pending, results, strict=True))
+        for vector, early in ready:
+            if early is None:
+                sent, answer = next(answers)
+                early = judge(vector, _checked(answer, "run_batch()"), expectations,
+                              capabilities, request=sent.state)
+            yield vector, early
+        pending.clear()
+        ready.clear()
+
+    for vector in vectors:
+        early = verdict_without_running(vector, expectations, capabilities)
+        ready.append((vector, early))
+        if early is None:
+            pending.append(request_vector(vector))
+            if len(pending) >= RUN_BATCH:
+                yield from flush()
+    yield from flush()
 
 
 @dataclass
@@ -256,8 +309,8 @@ def run(impl: Implementation, paths: Sequence[Path] | None = None,
     try:
         if require_used and expectations.entries:
             expectations.require_used(v for _, _, v in iter_selected(files))
-        for _, _, vector in iter_selected(files, shard, select):
-            verdict = run_vector(impl, vector, expectations)
+        selected = (vector for _, _, vector in iter_selected(files, shard, select))
+        for vector, verdict in run_vectors(impl, selected, expectations):
             report.add(vector.id, verdict)
             if progress is not None:
                 progress(vector.id, verdict)

@@ -8,13 +8,19 @@ program's instructions unchanged, stores the state back and returns::
     dcl_uav_raw u<S>                      S: the first UAV slot the vector does not use
     dcl_input vThreadIDInGroupFlattened   only when the program reads it
     dcl_temps N                           the state's and program's registers + one scratch
+                                          (+ one more when there is g#)
     dcl_thread_group 1, 1, 1
     ld_raw rK.xyzw, l(16 * k'), u<S>.xyzw           every register (k': its slot)
-    <g# words: state buffer -> scratch -> g#>
+    <g# words: state buffer -> scratch -> g#, in a loop>
     <the program's instructions>
     store_raw u<S>.xyzw, l(16 * k'), rK.xyzw        every register
-    <g# words: g# -> scratch -> state buffer>
+    <g# words: g# -> scratch -> state buffer, in a loop>
     ret
+
+A g# copy is a ``loop`` over an index register (``breakc_nz`` leaves it), up to four words a
+step, so the harness has the same size whatever the size of g#: a 32 KB g# compiles as fast
+as a 16-byte one. The instructions of every move are named by ``harness:`` in
+``spec/auxiliary.yaml``.
 
 The UAVs and SRV buffers (``t#``) under test are bound directly with the state's contents
 (``Harness.bindings``); the program's ``dcl_resource_*`` declarations are copied like the UAVs'.
@@ -266,7 +272,8 @@ def _program_lines(program: Program, layout: StateLayout, slot: int, scratch: in
     lines.append(Declaration("dcl_uav_raw", register=state_uav))
     if any(op.file == THREAD_INDEX_FILE for op in _operands(program)):
         lines.append(Declaration("dcl_input", register=Operand(THREAD_INDEX_FILE)))
-    lines.append(Declaration("dcl_temps", numbers=(scratch + 1,)))
+    # One scratch register, and one more for the words a g# copy loop moves.
+    lines.append(Declaration("dcl_temps", numbers=(scratch + (2 if layout.tgsm else 1),)))
     lines.append(Declaration("dcl_thread_group", numbers=(1, 1, 1)))
 
     whole = Operand("u", slot, selection="swizzle", components=COMPONENTS)
@@ -288,51 +295,80 @@ def _program_lines(program: Program, layout: StateLayout, slot: int, scratch: in
     return lines
 
 
-def _tgsm_pieces(t: TgsmSlot) -> Iterable[tuple[int, int, int, int]]:
-    """(word in the state buffer, struct index, byte offset in g#/struct, words) per copy."""
-    if t.kind == "raw":
-        for word in range(0, t.words, REGISTER_WORDS):
-            yield (t.offset + word, 0, WORD_BYTES * word,
-                   min(REGISTER_WORDS, t.words - word))
-        return
-    per_struct = t.stride // WORD_BYTES
-    for index in range(t.count):
-        for word in range(0, per_struct, REGISTER_WORDS):
-            yield (t.offset + index * per_struct + word, index, WORD_BYTES * word,
-                   min(REGISTER_WORDS, per_struct - word))
+def _chunk_words(words: int) -> int:
+    """Words moved per copy step: 4, 2 or 1, whichever divides ``words`` (no tail to copy)."""
+    return next(c for c in (REGISTER_WORDS, 2, 1) if words % c == 0)
+
+
+def _sel(index: int, component: str) -> Operand:
+    return _r(index, "select", component)
 
 
 def _tgsm_copy(t: TgsmSlot, slot: int, scratch: int, spec: Spec, *, to_tgsm: bool
                ) -> list[Instruction]:
-    g = _number(t.name)
+    """Copy g# ``t`` between the state buffer and g# with a loop, so the harness does not grow
+    with g#. ``scratch`` holds the counters (x: g# byte or struct index, y: byte in the struct,
+    z: byte in the state buffer, w: the loop test); ``scratch + 1`` the words moved.
+
+    A raw g# is one loop over its bytes; a structured g# a loop over its structures around a
+    loop over the bytes of one.
+    """
     move = spec.harness
-    whole_u = Operand("u", slot, selection="swizzle", components=COMPONENTS)
-    whole_g = Operand("g", g, selection="swizzle", components=COMPONENTS)
-    out: list[Instruction] = []
-    for state_word, index, byte, count in _tgsm_pieces(t):
-        mask = COMPONENTS[:count]
-        state_at = _lit(WORD_BYTES * state_word, "select")
-        if to_tgsm:
-            out.append(Instruction(move["raw_load"], (_r(scratch, "mask", mask), state_at,
-                                                      whole_u)))
-            dst = Operand("g", g, selection="mask", components=mask)
-            src = _r(scratch, "swizzle", COMPONENTS)
-            if t.kind == "raw":
-                out.append(Instruction(move["raw_store"], (dst, _lit(byte, "select"), src)))
-            else:
-                out.append(Instruction(move["structured_store"], (
-                    dst, _lit(index, "select"), _lit(byte, "select"), src)))
+    g, data = _number(t.name), scratch + 1
+    per_struct = t.words if t.kind == "raw" else t.stride // WORD_BYTES
+    chunk = _chunk_words(per_struct)
+    mask = COMPONENTS[:chunk]
+    step = WORD_BYTES * chunk
+    state_at = _sel(scratch, "z")
+    if to_tgsm:
+        body = [Instruction(move["raw_load"], (_r(data, "mask", mask), state_at,
+                                               Operand("u", slot, selection="swizzle",
+                                                       components=COMPONENTS)))]
+        dst = Operand("g", g, selection="mask", components=mask)
+        src = _r(data, "swizzle", COMPONENTS)
+        if t.kind == "raw":
+            body.append(Instruction(move["raw_store"], (dst, _sel(scratch, "x"), src)))
         else:
-            dst_r = _r(scratch, "mask", mask)
-            if t.kind == "raw":
-                out.append(Instruction(move["raw_load"], (dst_r, _lit(byte, "select"), whole_g)))
-            else:
-                out.append(Instruction(move["structured_load"], (
-                    dst_r, _lit(index, "select"), _lit(byte, "select"), whole_g)))
-            out.append(Instruction(move["raw_store"], (Operand("u", slot, selection="mask",
-                                                         components=mask),
-                                                 state_at, _r(scratch, "swizzle", COMPONENTS))))
-    return out
+            body.append(Instruction(move["structured_store"], (
+                dst, _sel(scratch, "x"), _sel(scratch, "y"), src)))
+    else:
+        whole_g = Operand("g", g, selection="swizzle", components=COMPONENTS)
+        if t.kind == "raw":
+            load = Instruction(move["raw_load"], (_r(data, "mask", mask), _sel(scratch, "x"),
+                                                  whole_g))
+        else:
+            load = Instruction(move["structured_load"], (
+                _r(data, "mask", mask), _sel(scratch, "x"), _sel(scratch, "y"), whole_g))
+        body = [load, Instruction(move["raw_store"], (
+            Operand("u", slot, selection="mask", components=mask), state_at,
+            _r(data, "swizzle", COMPONENTS)))]
+
+    def counter(component: str, value: int) -> Instruction:
+        return Instruction(move["move"], (_r(scratch, "mask", component),
+                                          _lit(value, "swizzle")))
+
+    def bump(component: str, by: int) -> Instruction:
+        return Instruction(move["add"], (_r(scratch, "mask", component),
+                                         _r(scratch, "swizzle", component * 4),
+                                         _lit(by, "swizzle")))
+
+    def loop(component: str, end: int, inner: list[Instruction]) -> list[Instruction]:
+        return [Instruction(move["loop"], ()),
+                Instruction(move["at_least"], (_r(scratch, "mask", "w"),
+                                               _r(scratch, "swizzle", component * 4),
+                                               _lit(end, "swizzle"))),
+                Instruction(move["break_nonzero"], (_sel(scratch, "w"),)),
+                *inner,
+                Instruction(move["loop_end"], ())]
+
+    state_byte = WORD_BYTES * t.offset
+    if t.kind == "raw":
+        # x walks g#'s bytes; z = x + the g#'s first byte in the state buffer.
+        return [counter("x", 0), counter("z", state_byte),
+                *loop("x", WORD_BYTES * t.words, [*body, bump("x", step), bump("z", step)])]
+    inner = loop("y", t.stride, [*body, bump("y", step), bump("z", step)])
+    return [counter("x", 0), counter("z", state_byte),
+            *loop("x", t.count, [counter("y", 0), *inner, bump("x", 1)])]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -434,6 +434,8 @@ class AuxInstruction:
     opcode: int
     operands: tuple[AuxOperand, ...]
     source: SourceRef
+    #: Opcode-specific control fields of its opcode token (``breakc_nz``: test_boolean 1).
+    controls: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -529,7 +531,7 @@ def load_spec(root: Path) -> Spec:
         a["name"]: AuxInstruction(
             a["name"], a["opcode"],
             tuple(AuxOperand(o["name"], o["role"], o["selection"]) for o in a["operands"]),
-            _src(a["source"]))
+            _src(a["source"]), tuple(sorted(a.get("controls", {}).items())))
         for a in aux_doc["instructions"]}
     spec = Spec(str(root), model, declarations, auxiliary, instructions,
                 dict(aux_doc["harness"]))

@@ -288,16 +288,16 @@ def test_instruction_line_field_and_crlf() -> None:
 
 def test_grammar_comes_from_the_spec() -> None:
     """An instruction added to the spec's data parses and prints with no code change."""
-    extra = AuxInstruction("iadd", 0x1E, (
+    extra = AuxInstruction("imax", 0x24, (
         AuxOperand("dst", "dst", "mask"), AuxOperand("a", "src", "swizzle"),
         AuxOperand("b", "src", "select")), SPEC.auxiliary["mov"].source)
-    spec: Spec = dataclasses.replace(SPEC, auxiliary={**SPEC.auxiliary, "iadd": extra})
-    ins = parse_line("iadd r0.xy, -r1.yx, l(3)", spec=spec)
-    assert ins == Instruction("iadd", (r(0, "mask", "xy"), r(1, "swizzle", "yxxx", neg=True),
+    spec: Spec = dataclasses.replace(SPEC, auxiliary={**SPEC.auxiliary, "imax": extra})
+    ins = parse_line("imax r0.xy, -r1.yx, l(3)", spec=spec)
+    assert ins == Instruction("imax", (r(0, "mask", "xy"), r(1, "swizzle", "yxxx", neg=True),
                                        imm("select", 3)))
-    assert format_line(ins, spec=spec) == "iadd r0.xy, -r1.yxxx, l(3)"
-    with pytest.raises(AsmError, match="unknown instruction 'iadd'"):
-        parse_line("iadd r0.xy, -r1.yx, l(3)")
+    assert format_line(ins, spec=spec) == "imax r0.xy, -r1.yxxx, l(3)"
+    with pytest.raises(AsmError, match="unknown instruction 'imax'"):
+        parse_line("imax r0.xy, -r1.yx, l(3)")
 
 
 # --------------------------------------------------------------------------------------------

@@ -154,6 +154,27 @@ def test_auxiliary_instruction_tokens() -> None:
     )
 
 
+def test_copy_loop_instruction_tokens() -> None:
+    """The harness's copy loop: loop/endloop take no operand; breakc_nz is breakc (3) with the
+    test-boolean bit (18) set; uge is 0x50 and iadd 0x1E (D3D10_SB_OPCODE_TYPE order)."""
+    lines = (
+        Instruction("loop", ()),
+        Instruction("uge", (r(4, "mask", "w"), r(4, "swizzle", "xxxx"),
+                            lit(24, selection="swizzle"))),
+        Instruction("breakc_nz", (r(4, "select", "w"),)),
+        Instruction("iadd", (r(4, "mask", "x"), r(4, "swizzle", "xxxx"),
+                             lit(16, selection="swizzle"))),
+        Instruction("endloop", ()),
+    )
+    assert body(*lines) == (
+        0x01000030,
+        0x07000050, 0x00100082, 4, 0x00100006, 4, 0x00004001, 24,
+        0x0304_0003, 0x0010003A, 4,            # select w: mode 2 << 2, component 3 << 4
+        0x0700001E, 0x00100012, 4, 0x00100006, 4, 0x00004001, 16,
+        0x01000016,
+    )
+
+
 def test_declaration_tokens() -> None:
     u = res("u", 0)
     lines = (

@@ -50,29 +50,58 @@ SAMPLE_STATE: dict[str, Any] = {
 
 # Written by hand from the layout rule: registers r0..r3 at 16-byte steps (r2, r3 are used by
 # the program but absent from the state: they start as zero), then g0 (6 words at word 16), then
-# g1 (4 words at word 22); the state buffer is u1 (u0 is the vector's); r4 is the scratch temp.
-# The program's instructions are copied unchanged (printed canonically: r0.z as swizzle r0.zzzz).
-SAMPLE_HARNESS = """cs_5_0
+# g1 (4 words at word 22); the state buffer is u1 (u0 is the vector's); r4 holds the copy loops'
+# counters (x: g# byte or structure, y: byte in the structure, z: state-buffer byte, w: the
+# test) and r5 the words moved, two a step (6 words of g0 and 2 per structure of g1 are even,
+# not multiples of 4). The program's instructions are copied unchanged (printed canonically:
+# r0.z as swizzle r0.zzzz).
+_G0_IN = """mov r4.x, l(0)
+mov r4.z, l(64)
+loop
+uge r4.w, r4.xxxx, l(24)
+breakc_nz r4.w
+ld_raw r5.xy, r4.z, u1.xyzw
+store_raw g0.xy, r4.x, r5.xyzw
+iadd r4.x, r4.xxxx, l(8)
+iadd r4.z, r4.zzzz, l(8)
+endloop"""
+_G1_IN = """mov r4.x, l(0)
+mov r4.z, l(88)
+loop
+uge r4.w, r4.xxxx, l(2)
+breakc_nz r4.w
+mov r4.y, l(0)
+loop
+uge r4.w, r4.yyyy, l(8)
+breakc_nz r4.w
+ld_raw r5.xy, r4.z, u1.xyzw
+store_structured g1.xy, r4.x, r4.y, r5.xyzw
+iadd r4.y, r4.yyyy, l(8)
+iadd r4.z, r4.zzzz, l(8)
+endloop
+iadd r4.x, r4.xxxx, l(1)
+endloop"""
+_G0_OUT = _G0_IN.replace("""ld_raw r5.xy, r4.z, u1.xyzw
+store_raw g0.xy, r4.x, r5.xyzw""", """ld_raw r5.xy, r4.x, g0.xyzw
+store_raw u1.xy, r4.z, r5.xyzw""")
+_G1_OUT = _G1_IN.replace("""ld_raw r5.xy, r4.z, u1.xyzw
+store_structured g1.xy, r4.x, r4.y, r5.xyzw""", """ld_structured r5.xy, r4.x, r4.y, g1.xyzw
+store_raw u1.xy, r4.z, r5.xyzw""")
+SAMPLE_HARNESS = f"""cs_5_0
 dcl_globalFlags refactoringAllowed | enableDoublePrecisionFloatOps
 dcl_uav_structured u0, 16
 dcl_tgsm_raw g0, 24
 dcl_tgsm_structured g1, 8, 2
 dcl_uav_raw u1
 dcl_input vThreadIDInGroupFlattened
-dcl_temps 5
+dcl_temps 6
 dcl_thread_group 1, 1, 1
 ld_raw r0.xyzw, l(0), u1.xyzw
 ld_raw r1.xyzw, l(16), u1.xyzw
 ld_raw r2.xyzw, l(32), u1.xyzw
 ld_raw r3.xyzw, l(48), u1.xyzw
-ld_raw r4.xyzw, l(64), u1.xyzw
-store_raw g0.xyzw, l(0), r4.xyzw
-ld_raw r4.xy, l(80), u1.xyzw
-store_raw g0.xy, l(16), r4.xyzw
-ld_raw r4.xy, l(88), u1.xyzw
-store_structured g1.xy, l(0), l(0), r4.xyzw
-ld_raw r4.xy, l(96), u1.xyzw
-store_structured g1.xy, l(1), l(0), r4.xyzw
+{_G0_IN}
+{_G1_IN}
 store_structured u0.xy, r0.x, l(12), r1.xyzw
 imm_atomic_iadd r2.x, g0, l(4), r0.y
 store_structured g1.x, vThreadIDInGroupFlattened.x, l(4), r0.zzzz
@@ -81,14 +110,8 @@ store_raw u1.xyzw, l(0), r0.xyzw
 store_raw u1.xyzw, l(16), r1.xyzw
 store_raw u1.xyzw, l(32), r2.xyzw
 store_raw u1.xyzw, l(48), r3.xyzw
-ld_raw r4.xyzw, l(0), g0.xyzw
-store_raw u1.xyzw, l(64), r4.xyzw
-ld_raw r4.xy, l(16), g0.xyzw
-store_raw u1.xy, l(80), r4.xyzw
-ld_structured r4.xy, l(0), l(0), g1.xyzw
-store_raw u1.xy, l(88), r4.xyzw
-ld_structured r4.xy, l(1), l(0), g1.xyzw
-store_raw u1.xy, l(96), r4.xyzw
+{_G0_OUT}
+{_G1_OUT}
 ret"""
 
 
@@ -337,10 +360,14 @@ def test_vkd3d_disassembles_and_translates_the_harness() -> None:
     blob = program_to_dxbc(h.program)
     text = VKD3D.disassemble(blob)
     lines = [" ".join(x.split()) for x in text.splitlines() if x.strip()]
-    # the one difference: vkd3d prints the one-component thread index without its ".x", and a
-    # select as its single letter (r0.z, not the parsed swizzle's r0.zzzz)
+    # the differences: vkd3d prints the one-component thread index without its ".x", a select
+    # or replicated swizzle as its single letter (r0.z, not the parsed swizzle's r0.zzzz), and
+    # breakc under its own name for it (breakp)
     expected = SAMPLE_HARNESS.replace("vThreadIDInGroupFlattened.x", "vThreadIDInGroupFlattened")
     expected = expected.replace("r0.zzzz", "r0.z")
+    for letter in "xyz":  # the copy loops' counters, read as a replicated swizzle
+        expected = expected.replace(f"r4.{letter * 4}", f"r4.{letter}")
+    expected = expected.replace("breakc_nz", "breakp_nz")
     assert lines == expected.splitlines()
     spirv = VKD3D.dxbc_to_spirv(blob)
     assert spirv_bindings(spirv) == {"u0": 0, "u1": 1}
@@ -406,3 +433,20 @@ def _assert_accepted(final: MachineState, expected: Any, lines: list[str]) -> No
         assert not register_accepts(want, final.registers[name]), (lines, name)
     for name, res in expected.resources.items():
         assert res is not None and final.resources[name].data == res.words, (lines, name)
+
+
+@pytest.mark.parametrize("kind", ["raw", "structured"])
+def test_harness_size_does_not_grow_with_tgsm(kind: str) -> None:
+    """g# is copied in and out by a loop: 16 bytes and 32 KB of g# make harnesses of the same
+    number of tokens (only the loop bounds differ)."""
+    def blob(words: int) -> bytes:
+        decl = (f"dcl_tgsm_raw g0, {4 * words}" if kind == "raw"
+                else f"dcl_tgsm_structured g0, 16, {words // 4}")
+        program = parse_program([decl, "ld_raw r0.x, l(0), g0.xxxx"] if kind == "raw" else
+                                [decl, "ld_structured r0.x, l(0), l(0), g0.xxxx"])
+        resource: dict[str, Any] = {"kind": kind, "data": list(range(words))}
+        if kind == "structured":
+            resource.update(stride=16, count=words // 4)
+        return program_to_dxbc(build_harness(program, state_from_json({"g0": resource})).program)
+
+    assert len(blob(4)) == len(blob(8192))

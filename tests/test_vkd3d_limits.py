@@ -4,14 +4,18 @@ configurable (``SM5_VKD3D_TIMEOUT``)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
 
+from sm5.conformance.compare import FAILING, judge
+from sm5.conformance.expectations import load_expectations
 from sm5.conformance.run import iter_selected, vector_files
 from sm5.conformance.vkd3d import adapter as vkd3d_adapter
 from sm5.conformance.vkd3d.adapter import (
     COMPILE_MARGIN,
+    EXPECTATIONS_FILE,
     TargetUnavailable,
     Vkd3dLavapipe,
     create,
@@ -19,7 +23,9 @@ from sm5.conformance.vkd3d.adapter import (
     needs_isolation,
 )
 from sm5.oracle.asm import parse_vector_program
+from sm5.oracle.harness import WORD_BYTES
 from sm5.oracle.options import OptionError
+from sm5.oracle.spec import load_default
 from sm5.oracle.state import state_from_json
 from sm5.vectors.format import Vector
 
@@ -81,3 +87,27 @@ def test_isolated_limit_adds_the_measured_compile_time(adapter: Vkd3dLavapipe) -
     limit, why = adapter._isolated_limit(prepared.compiled.spirv, prepared.bindings)
     assert limit == pytest.approx(adapter.execution_limit + COMPILE_MARGIN * seconds)
     assert "compile measured in process" in why
+
+
+def _tgsm_words(vector: Vector) -> int:
+    return sum(len(v.get("data", ())) for k, v in vector.state.items()
+               if k.startswith("g") and isinstance(v, dict))
+
+
+def test_largest_tgsm_vectors_run_with_a_verdict(adapter: Vkd3dLavapipe) -> None:
+    """The legal golden vectors whose g# fills cs_5_0's 32 KB run under vkd3d (the harness
+    copies g# in a loop, so the shader is as small as for a 16-byte g#) and get a verdict: a
+    state judged against the spec, not unsupported, an error or a time-out."""
+    full = load_default().model.limits["tgsm_bytes_5_0"] // WORD_BYTES
+    vectors = [v for _, _, v in iter_selected(vector_files(None))
+               if not v.rejected and v.target == "cs_5_0" and _tgsm_words(v) == full]
+    assert vectors, "the golden set has no legal vector with a full 32 KB of g#"
+    expectations = load_expectations(EXPECTATIONS_FILE)
+    for vector in vectors:
+        started = time.perf_counter()
+        result = adapter.run(vector)
+        seconds = time.perf_counter() - started
+        assert result.status == "state", (vector.id, result.status, result.reason)
+        verdict = judge(vector, result, expectations, adapter.capabilities)
+        assert verdict.status not in FAILING, (vector.id, verdict.status, verdict.reason)
+        assert seconds < 60, f"{vector.id} took {seconds:.0f} s"

@@ -20,6 +20,9 @@ vkd3d-shader, dispatch one thread group on lavapipe, decode the final state.
 * **Unsupported.** A vector a compute harness cannot express (a helper invocation), and an
   opcode the translator does not know (Debian's vkd3d-compiler 1.2 lacks the later double
   opcodes: "Unrecognized opcode 0xc8"), give ``unsupported`` with the reason.
+* **Batches.** `run_batch` runs many vectors in one call (the conformance engine uses it): the
+  isolated ones share child processes; when a child dies, the dispatch it died in runs again
+  alone in a fresh child, so a crash costs no batch-mate its verdict.
 * **Caches.** DXBC and SPIR-V are cached per harness program (the program text plus the state's
   layout; values travel in the buffers), pipelines by the runner, compiled code by Mesa's disk
   cache; one lavapipe device serves the whole run.
@@ -37,7 +40,7 @@ from typing import get_args
 
 from sm5.conformance.guards import GUARD_KEY, without_guards
 from sm5.conformance.interface import Result
-from sm5.conformance.vkd3d.child import DEFAULT_TIMEOUT_S, ChildFailed, IsolatedRunner
+from sm5.conformance.vkd3d.child import DEFAULT_TIMEOUT_S, ChildFailed, IsolatedRunner, Job
 from sm5.conformance.vkd3d.shader import (
     SpirvError,
     Translator,
@@ -92,10 +95,8 @@ EXECUTION_LIMIT_S = DEFAULT_TIMEOUT_S
 #: A forked child compiles the shader again (from Mesa's disk cache when it can), possibly on a
 #: busier machine: its limit adds this many times the compile time measured in process.
 COMPILE_MARGIN = 3.0
-#: Shared-memory words the harness copies in and out at most: it copies g# four words per
-#: instruction, so a g# total at the 32 KB limit (8192 words) makes a shader of thousands of
-#: instructions that lavapipe takes minutes to compile. Such vectors are unsupported here.
-MAX_TGSM_WORDS = 2048
+#: Isolated dispatches sent to one child process at most (one fork and device for them all).
+ISOLATED_BATCH = 32
 #: Pipelines the lavapipe runner keeps (llvmpipe's compiled code; Mesa's disk cache backs it).
 MAX_PIPELINES = 4096
 
@@ -232,12 +233,39 @@ class Vkd3dLavapipe:
     # ----------------------------------------------------------------- public
 
     def run(self, vector: Vector) -> Result:
-        try:
-            prepared = self._prepare(vector)
-            outputs = self._dispatch(prepared)
-            return self._result(prepared, outputs)
-        except _Skip as skip:
-            return skip.result
+        [result] = self.run_batch([vector])
+        return result
+
+    def run_batch(self, vectors: Sequence[Vector]) -> list[Result]:
+        """The results of ``vectors``, in order, as `run` gives them one by one: the vectors
+        that run in process run at once; the isolated ones share child processes, up to
+        :data:`ISOLATED_BATCH` to a batch (a batch that dies costs only the dispatch that died
+        its batch-mates' verdicts: see ``child.IsolatedRunner.run_batch``)."""
+        results: list[Result | None] = [None] * len(vectors)
+        isolated: list[tuple[int, Prepared, Job, str]] = []
+        for index, vector in enumerate(vectors):
+            try:
+                prepared = self._prepare(vector)
+                if prepared.isolated:
+                    limit, why = self._isolated_limit(prepared.compiled.spirv, prepared.bindings)
+                    isolated.append((index, prepared, Job(prepared.compiled.spirv,
+                                                          prepared.bindings, timeout=limit), why))
+                    continue
+                results[index] = self._result(prepared, self._dispatch(prepared))
+            except _Skip as skip:
+                results[index] = skip.result
+        for start in range(0, len(isolated), ISOLATED_BATCH):
+            chunk = isolated[start:start + ISOLATED_BATCH]
+            self.isolated_runs += len(chunk)
+            answers = self._isolated.run_batch([job for _, _, job, _ in chunk])
+            for (index, prepared, _, why), answer in zip(chunk, answers, strict=True):
+                if isinstance(answer, ChildFailed):
+                    broken = {"crash": Result.crash, "timeout": Result.timeout}.get(
+                        answer.kind, Result.error)
+                    results[index] = broken(f"{answer.reason} ({why})")
+                else:
+                    results[index] = self._result(prepared, answer)
+        return [r if r is not None else Result.error("the vector was not run") for r in results]
 
     def close(self) -> None:
         self._isolated.close()
@@ -255,11 +283,6 @@ class Vkd3dLavapipe:
             raise _Skip(Result.unsupported(reason)) from None
         except Sm5Error as exc:
             raise _Skip(Result.error(f"cannot build the harness: {exc}")) from None
-        tgsm_words = sum(t.words for t in harness.layout.tgsm)
-        if tgsm_words > MAX_TGSM_WORDS:
-            raise _Skip(Result.unsupported(
-                f"{tgsm_words} words of g#: the harness copies at most {MAX_TGSM_WORDS} "
-                "(an unrolled copy of more takes minutes to compile on lavapipe)"))
         compiled = self._compile(harness.program)
         guards = {name: value[GUARD_KEY] for name, value in vector.state.items()
                   if isinstance(value, Mapping) and GUARD_KEY in value}
@@ -339,16 +362,8 @@ class Vkd3dLavapipe:
         return Compiled(spirv, found[0], found[1])
 
     def _dispatch(self, prepared: Prepared) -> list[RunOutput]:
+        """Run a vector in process (isolated vectors go through `run_batch`)."""
         spirv, bindings = prepared.compiled.spirv, list(prepared.bindings)
-        if prepared.isolated:
-            self.isolated_runs += 1
-            limit, why = self._isolated_limit(spirv, bindings)
-            try:
-                return self._isolated.run(spirv, bindings, timeout=limit)
-            except ChildFailed as exc:
-                broken = {"crash": Result.crash, "timeout": Result.timeout}.get(exc.kind,
-                                                                               Result.error)
-                raise _Skip(broken(f"{exc.reason} ({why})")) from None
         try:
             return self._runner.run(spirv, bindings)
         except VulkanRunError as exc:

@@ -20,6 +20,16 @@ The zygote speaks JSON Lines on stdin/stdout::
     reply    {"outputs": [{"binding", "words", "guard_diff": [[offset, expected, found], ...]}]}
              | {"error": "message"} | {"crashed": signal number} | {"timeout": seconds}
 
+    request  {"batch": [request, ...]}           several dispatches in one child, in order
+    reply    {"batch": [reply, ...]}             one reply per dispatch that ran; when the child
+                                                 died, the last is how, and the rest never ran
+
+A batch saves a fork and a device per dispatch. Each dispatch keeps its own time-out (it starts
+when the previous one replied). When a batch dies, `IsolatedRunner.run_batch` keeps the replies
+that came before, gives the dispatch that died a run of its own in a fresh child (a
+*quarantine* run: a batch-mate's damage must not become its verdict) unless it was the first in
+its child anyway, and sends the rest, which never ran, as a new batch.
+
 A crash, a time-out or an unreadable reply raises `ChildFailed` with a one-line reason such as
 ``process crashed (signal 11)``.
 """
@@ -38,6 +48,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -158,6 +169,16 @@ def outputs_of(reply: Mapping[str, Any], expected: Sequence[BufferBinding]) -> l
 # --------------------------------------------------------------------------- parent side
 
 
+@dataclass(frozen=True)
+class Job:
+    """One dispatch of a batch; ``timeout`` None: the runner's own limit."""
+
+    spirv: bytes
+    bindings: tuple[BufferBinding, ...]
+    groups: tuple[int, int, int] = (1, 1, 1)
+    timeout: float | None = None
+
+
 def _child_environment() -> dict[str, str]:
     """The parent's environment, with this checkout first on the module path."""
     env = dict(os.environ)
@@ -181,6 +202,8 @@ class IsolatedRunner:
         self._proc: subprocess.Popen[bytes] | None = None
         self._stderr: IO[bytes] | None = None
         self._pending = b""
+        #: Dispatches re-run alone after their batch died (for tests and benchmarks).
+        self.quarantined = 0
 
     def run(
         self,
@@ -208,6 +231,61 @@ class IsolatedRunner:
         if not isinstance(reply, dict):
             raise ChildFailed("child sent a malformed reply: not an object")
         return outputs_of(reply, bindings)
+
+    def run_batch(self, jobs: Sequence[Job]) -> list[list[RunOutput] | ChildFailed]:
+        """Several dispatches, as few children as crashes allow (see the module docstring):
+        per job its outputs or the ChildFailed it ended with, in order."""
+        results: list[list[RunOutput] | ChildFailed] = []
+        while len(results) < len(jobs):
+            rest = jobs[len(results):]
+            try:
+                replies = self._request_batch(rest)
+            except ChildFailed as exc:
+                replies = [{"error": f"the isolation process failed ({exc.reason})"}]
+            if not replies:
+                replies = [{"error": "the isolation process answered no dispatch"}]
+            for position, (reply, job) in enumerate(zip(replies, rest, strict=False)):
+                try:
+                    results.append(outputs_of(reply, job.bindings))
+                except ChildFailed as exc:
+                    if position == 0:  # first in a fresh child: as good as a run of its own
+                        results.append(exc)
+                    else:
+                        self.quarantined += 1
+                        results.append(self._alone(job))
+                    break
+        return results
+
+    def _alone(self, job: Job) -> list[RunOutput] | ChildFailed:
+        try:
+            return self.run(job.spirv, job.bindings, job.groups, job.timeout)
+        except ChildFailed as exc:
+            return exc
+
+    def _request_batch(self, jobs: Sequence[Job]) -> list[Reply]:
+        requests = [json.loads(encode_request(bytes(j.spirv), j.bindings, j.groups,
+                                              self.robust_buffer_access,
+                                              self.timeout if j.timeout is None else j.timeout))
+                    for j in jobs]
+        limit = sum(r["timeout"] for r in requests)
+        proc = self._zygote()
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(json.dumps({"batch": requests}, separators=(",", ":")).encode()
+                             + b"\n")
+            proc.stdin.flush()
+            line = self._read_line(proc, time.monotonic() + limit + ZYGOTE_MARGIN_S)
+        except (OSError, ChildFailed) as exc:
+            reason = exc.reason if isinstance(exc, ChildFailed) else str(exc)
+            raise ChildFailed(self._abandon(reason)) from None
+        try:
+            reply = json.loads(line)
+            replies = reply["batch"]
+        except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
+            raise ChildFailed(f"child sent a malformed reply: {exc!r}") from None
+        if not isinstance(replies, list) or not all(isinstance(r, dict) for r in replies):
+            raise ChildFailed("child sent a malformed reply: the batch is not a list of objects")
+        return replies
 
     def close(self) -> None:
         self._stop()
@@ -316,6 +394,8 @@ def run_isolated(
 
 Work = Callable[[], tuple[Reply, Callable[[], None] | None]]
 """A child's job: its reply, and what to do after the reply is out (or None)."""
+BatchWork = Callable[[Callable[[Reply], None]], Callable[[], None] | None]
+"""A child's jobs: emits one reply per job; returns what to do after the last (or None)."""
 
 #: How long a child may take to tear down after its reply before it is killed.
 REAP_TIMEOUT_S = 30.0
@@ -363,6 +443,49 @@ class Zygote:
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
         return {"error": f"the child exited with status {code} without a reply"}
 
+    def serve_batch(self, work: BatchWork, timeouts: Sequence[float]) -> list[Reply]:
+        """Like `serve` for ``len(timeouts)`` jobs in one child: ``work`` emits one reply per
+        job; each job has its time-out from the previous reply. The replies that came, and
+        how the child ended when that was before the last one."""
+        self.reap()
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            try:
+                os.close(read_end)
+                with os.fdopen(write_end, "wb") as out:
+                    def emit(reply: Reply) -> None:
+                        out.write(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+                        out.flush()
+                    after = work(emit)
+                if after is not None:
+                    after()
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        replies: list[Reply] = []
+        with os.fdopen(read_end, "rb", buffering=0) as pipe:
+            pending = b""
+            while len(replies) < len(timeouts):
+                line, pending, timed_out = _read_line_until(
+                    pipe, pending, time.monotonic() + timeouts[len(replies)])
+                if timed_out:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    return [*replies, {"timeout": timeouts[len(replies)]}]
+                reply = _parse_reply(line) if line is not None else None
+                if reply is None:
+                    break
+                replies.append(reply)
+        if len(replies) == len(timeouts):
+            self._pending = pid
+            return replies
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            return [*replies, {"crashed": os.WTERMSIG(status)}]
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+        return [*replies, {"error": f"the child exited with status {code} without a reply"}]
+
     def reap(self) -> None:
         """Wait for the previous child to finish tearing down (kill it if it hangs)."""
         pid, self._pending = self._pending, None
@@ -392,6 +515,24 @@ def fork_and_serve(work: Work, timeout: float) -> Reply:
         return zygote.serve(work, timeout)
     finally:
         zygote.reap()
+
+
+def _read_line_until(pipe: IO[bytes], pending: bytes, deadline: float
+                     ) -> tuple[bytes | None, bytes, bool]:
+    """(the next line or None at end of input, what is left after it, timed out)."""
+    while b"\n" not in pending:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None, pending, True
+        ready, _, _ = select.select([pipe], [], [], left)
+        if not ready:
+            continue
+        chunk = pipe.read(_READ_CHUNK)
+        if not chunk:
+            return None, pending, False
+        pending += chunk
+    line, _, rest = pending.partition(b"\n")
+    return line, rest, False
 
 
 def _read_until_eof(fd: int, deadline: float) -> tuple[bytes, bool]:
@@ -427,6 +568,32 @@ def _serve(doc: Mapping[str, Any], instance: Any) -> tuple[Reply, Callable[[], N
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {exc}"}, runner.close
     return {"outputs": [_output_to_json(o) for o in outputs]}, runner.close
+
+
+def _serve_batch(docs: Sequence[Mapping[str, Any]], instance: Any,
+                 emit: Callable[[Reply], None]) -> Callable[[], None] | None:
+    """The child's jobs: the dispatches in order on one device of its own; a dispatch that
+    fails ends the batch (its reply says why; the parent sends the rest again)."""
+    from sm5.conformance.vkd3d.vulkan_runner import VulkanRunner
+
+    runner: VulkanRunner | None = None
+    for doc in docs:
+        try:
+            spirv, bindings, groups, robust = decode_request(doc)
+        except (KeyError, TypeError, ValueError) as exc:
+            emit({"error": f"malformed request: {exc!r}"})
+            break
+        try:
+            if runner is None:
+                runner = VulkanRunner(robust_buffer_access=robust, instance=instance)
+            elif runner.robust_buffer_access != robust:
+                raise ValueError("a batch shares one robust_buffer_access setting")
+            outputs = runner.run(spirv, bindings, groups=groups)
+        except Exception as exc:  # the reply carries any failure as text to the parent
+            emit({"error": f"{type(exc).__name__}: {exc}"})
+            break
+        emit({"outputs": [_output_to_json(o) for o in outputs]})
+    return runner.close if runner is not None else None
 
 
 def _preload() -> Any:
@@ -468,11 +635,19 @@ def main() -> int:
     for line in sys.stdin.buffer:
         try:
             doc = json.loads(line)
-            timeout = float(doc["timeout"])
+            if "batch" in doc:
+                docs = list(doc["batch"])
+                timeouts = [float(d["timeout"]) for d in docs]
+            else:
+                timeout = float(doc["timeout"])
         except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as exc:
             reply: Reply = {"error": f"malformed request: {exc!r}"}
         else:
-            reply = zygote.serve(functools.partial(_serve, doc, instance), timeout)
+            if "batch" in doc:
+                reply = {"batch": zygote.serve_batch(
+                    functools.partial(_serve_batch, docs, instance), timeouts)}
+            else:
+                reply = zygote.serve(functools.partial(_serve, doc, instance), timeout)
         replies.write(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
         replies.flush()
     zygote.reap()

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import hashlib
 import importlib.util
 import os
@@ -54,6 +55,7 @@ FENCE_TIMEOUT_NS = 60 * 10**9
 _GLCOMPUTE = 5
 _U32_MAX = 0xFFFFFFFF
 _ENV_MESA_CACHE = "MESA_SHADER_CACHE_DIR"
+_ENV_LP_THREADS = "LP_NUM_THREADS"
 _ROBUSTNESS2 = "VK_EXT_robustness2"
 
 
@@ -155,9 +157,17 @@ def vulkan_available() -> tuple[bool, str]:
 
 
 def _prepare_environment(icd: Path) -> None:
-    """Force lavapipe and keep Mesa's shader cache in the project cache root."""
+    """Force lavapipe, run its compute work on the submitting thread, and keep Mesa's shader
+    cache in the project cache root.
+
+    A harness is one workgroup of one thread: llvmpipe's worker threads (``LP_NUM_THREADS``)
+    cannot share it out, and handing every dispatch to them and waiting to be woken costs more
+    than the dispatch, most of all on a busy machine. With none, a device starts no thread
+    either, which keeps forking from the isolation zygote safe. A value set by the user wins.
+    """
     os.environ["VK_ICD_FILENAMES"] = str(icd)
     os.environ["VK_DRIVER_FILES"] = str(icd)
+    os.environ.setdefault(_ENV_LP_THREADS, "0")
     if not os.environ.get(_ENV_MESA_CACHE):
         mesa_cache = cache_root() / "mesa-shader-cache"
         mesa_cache.mkdir(parents=True, exist_ok=True)
@@ -261,8 +271,18 @@ _MAX_VIEWS_PER_BUFFER = 8
 _MIN_BUFFER_BYTES = 4096
 
 
+@functools.lru_cache(maxsize=256)
+def _canary_bytes(start: int, count: int) -> bytes:
+    """The canary words of buffer words ``start .. start + count - 1`` (the same few ranges
+    recur for every dispatch: built once each)."""
+    return array("I", ((CANARY_BASE + i) & _U32_MAX for i in range(start, start + count))
+                 ).tobytes()
+
+
 def _canaries(start: int, count: int) -> array[int]:
-    return array("I", ((CANARY_BASE + i) & _U32_MAX for i in range(start, start + count)))
+    words = array("I")
+    words.frombytes(_canary_bytes(start, count))
+    return words
 
 
 def _align_up(value: int, alignment: int) -> int:

@@ -77,12 +77,18 @@ def _opcode_token(opcode: int, length: int, where: str, ctx: _Context, controls:
 def encode_instruction(ins: Instruction, ctx: _Context) -> list[int]:
     where = _where(ins.line)
     spec = ctx.spec
+    controls = 0
     if ins.name in spec.instructions:
         opcode = spec.instructions[ins.name].opcode
         expected = len(spec.instructions[ins.name].operands)
     elif ins.name in spec.auxiliary:
         opcode = spec.auxiliary[ins.name].opcode
         expected = len(spec.auxiliary[ins.name].operands)
+        for field, value in spec.auxiliary[ins.name].controls:
+            if field not in ctx.encoding.opcode_token:
+                raise EncodeError(f"{ins.name}: no opcode token field {field!r} in the "
+                                  "encoding", where=where)
+            controls |= ctx.encoding.opcode_token[field].put(value)
     else:
         raise EncodeError(f"no encoding for instruction {ins.name!r}; known: "
                           f"{', '.join(sorted([*spec.instructions, *spec.auxiliary]))}",
@@ -93,7 +99,8 @@ def encode_instruction(ins: Instruction, ctx: _Context) -> list[int]:
     operand_tokens: list[int] = []
     for number, op in enumerate(ins.operands, start=1):
         operand_tokens.extend(encode_operand(op, ctx, f"{where} operand {number}".strip()))
-    controls = ctx.encoding.opcode_token["saturate"].put(1) if ins.sat else 0
+    if ins.sat:
+        controls |= ctx.encoding.opcode_token["saturate"].put(1)
     return [_opcode_token(opcode, 1 + len(operand_tokens), where, ctx, controls),
             *operand_tokens]
 

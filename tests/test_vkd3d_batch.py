@@ -1,0 +1,178 @@
+"""Batched runs of the vkd3d adapter: isolated dispatches share a child process, a batch that
+dies costs only the dispatch that died (re-run alone, in quarantine), and batched verdicts equal
+one-by-one verdicts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sm5.conformance.compare import verdict_without_running
+from sm5.conformance.expectations import load_expectations
+from sm5.conformance.run import iter_selected, run_vector, run_vectors, vector_files
+from sm5.conformance.vkd3d.adapter import (
+    EXPECTATIONS_FILE,
+    TargetUnavailable,
+    Vkd3dLavapipe,
+    create,
+)
+from sm5.conformance.vkd3d.child import ChildFailed, IsolatedRunner, Job, Reply
+from sm5.conformance.vkd3d.vulkan_runner import BufferBinding, RunOutput
+from sm5.oracle.asm import parse_program
+from sm5.oracle.dxbc import program_to_dxbc
+from sm5.oracle.harness import build_harness
+from sm5.oracle.state import state_from_json
+
+BATCH_SCRIPT = """
+import json, os, signal, sys, time
+from sm5.conformance.vkd3d.child import Zygote
+def work(emit):
+    for step in sys.argv[1].split(","):
+        if step == "ok":
+            emit({"outputs": [], "pid": os.getpid()})
+        elif step == "crash":
+            os.kill(os.getpid(), signal.SIGSEGV)
+        elif step == "sleep":
+            time.sleep(30)
+    return None
+zygote = Zygote()
+print(json.dumps(zygote.serve_batch(work, [float(sys.argv[2])] * int(sys.argv[3]))))
+zygote.reap()
+"""
+
+
+def _serve_batch(steps: str, timeout: float, jobs: int) -> list[dict[str, Any]]:
+    """Zygote.serve_batch in a fresh single-threaded interpreter, as the zygote calls it."""
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-c", BATCH_SCRIPT, steps, str(timeout), str(jobs)],
+                          capture_output=True, text=True, timeout=60, cwd=root, check=True)
+    replies: list[dict[str, Any]] = json.loads(proc.stdout)
+    return replies
+
+
+def test_a_batch_runs_in_one_child() -> None:
+    replies = _serve_batch("ok,ok,ok", 30, 3)
+    assert [r["outputs"] for r in replies] == [[], [], []]
+    assert len({r["pid"] for r in replies}) == 1
+
+
+def test_a_batch_that_crashes_keeps_the_replies_before() -> None:
+    replies = _serve_batch("ok,ok,crash,ok", 30, 4)
+    assert [r.get("outputs") for r in replies[:2]] == [[], []]
+    assert replies[2:] == [{"crashed": 11}]
+
+
+def test_each_dispatch_of_a_batch_has_its_own_time_out() -> None:
+    replies = _serve_batch("ok,sleep,ok", 0.5, 3)
+    assert replies[1:] == [{"timeout": 0.5}]
+
+
+def test_a_batch_that_ends_early_says_so() -> None:
+    replies = _serve_batch("ok", 30, 2)
+    assert replies[1:] == [{"error": "the child exited with status 0 without a reply"}]
+
+
+# --------------------------------------------------------------------------- quarantine
+
+
+BINDING = BufferBinding(0, (1,))
+OK: Reply = {"outputs": [{"binding": 0, "words": [7], "guard_diff": []}]}
+OUT = [RunOutput(0, (7,), True, ())]
+
+
+class _ScriptedRunner(IsolatedRunner):
+    """An IsolatedRunner whose child answers from a script (no process): each batch request
+    takes the next list of replies; a dispatch run alone takes the next single reply."""
+
+    def __init__(self, batches: list[list[Reply]], alone: list[Reply]) -> None:
+        super().__init__()
+        self.batches, self.alone = batches, alone
+        self.requests: list[list[bytes]] = []
+        self.singles: list[bytes] = []
+
+    def _request_batch(self, jobs: Sequence[Job]) -> list[Reply]:
+        self.requests.append([j.spirv for j in jobs])
+        return self.batches.pop(0)
+
+    def run(self, spirv: bytes, bindings: Sequence[BufferBinding],
+            groups: tuple[int, int, int] = (1, 1, 1), timeout: float | None = None
+            ) -> list[RunOutput]:
+        from sm5.conformance.vkd3d.child import outputs_of
+
+        self.singles.append(spirv)
+        return outputs_of(self.alone.pop(0), bindings)
+
+
+def _jobs(*names: str) -> list[Job]:
+    return [Job(n.encode(), (BINDING,)) for n in names]
+
+
+def test_the_dispatch_a_batch_died_in_is_re_run_alone() -> None:
+    runner = _ScriptedRunner([[OK, {"crashed": 11}], [OK, OK]], alone=[OK])
+    results = runner.run_batch(_jobs("a", "b", "c", "d"))
+    assert results == [OUT, OUT, OUT, OUT]  # b survives alone: its batch-mate's damage is not b's
+    assert runner.requests == [[b"a", b"b", b"c", b"d"], [b"c", b"d"]]
+    assert runner.singles == [b"b"] and runner.quarantined == 1
+
+
+def test_a_crash_alone_is_the_verdict() -> None:
+    runner = _ScriptedRunner([[OK, {"crashed": 11}], [{"crashed": 6}], [OK]],
+                             alone=[{"crashed": 11}])
+    results = runner.run_batch(_jobs("a", "b", "c", "d"))
+    assert results[0] == OUT and results[3] == OUT
+    b, c = results[1], results[2]
+    assert isinstance(b, ChildFailed) and b.kind == "crash" and "signal 11" in b.reason
+    # c died first in a fresh child: as good as a run of its own, not re-run
+    assert isinstance(c, ChildFailed) and "signal 6" in c.reason
+    assert runner.singles == [b"b"]
+    assert runner.requests == [[b"a", b"b", b"c", b"d"], [b"c", b"d"], [b"d"]]
+
+
+# --------------------------------------------------------------------------- real runs
+
+
+@pytest.fixture(scope="module")
+def adapter() -> Iterator[Vkd3dLavapipe]:
+    try:
+        impl = create()
+    except TargetUnavailable as exc:
+        pytest.skip(f"vkd3d + lavapipe unavailable: {exc}")
+    try:
+        yield impl
+    finally:
+        impl.close()
+
+
+def test_real_batch_equals_single_runs(adapter: Vkd3dLavapipe) -> None:
+    program = parse_program(["dcl_uav_raw u0", "imm_atomic_iadd r1.x, u0, l(4), l(5)"])
+    harness = build_harness(program, state_from_json({"r1": [9, 9, 9, 9],
+                                                      "u0": {"kind": "raw", "data": [1, 2]}}))
+    spirv = adapter.translator.dxbc_to_spirv(program_to_dxbc(harness.program))
+    jobs = [Job(spirv, (BufferBinding(0, (1, k)), BufferBinding(1, harness.state_words)))
+            for k in range(3)]
+    with IsolatedRunner() as runner:
+        batch = runner.run_batch(jobs)
+        singles = [runner.run(j.spirv, j.bindings) for j in jobs]
+    assert batch == singles
+    assert [out[0].words for out in singles if not isinstance(out, ChildFailed)] == [
+        (1, 5), (1, 6), (1, 7)]
+
+
+def test_batched_verdicts_equal_one_by_one_verdicts(adapter: Vkd3dLavapipe) -> None:
+    """Over a slice of the golden set holding isolated vectors (out-of-bounds g#), the engine's
+    batched run judges every vector as running them one at a time does."""
+    expectations = load_expectations(EXPECTATIONS_FILE)
+    vectors = [v for _, _, v in iter_selected(vector_files(None), select=["imm_atomic_cmp_exch/*"])
+               if verdict_without_running(v, expectations, adapter.capabilities) is None][:400]
+    before = adapter.isolated_runs
+    single = {v.id: run_vector(adapter, v, expectations).status for v in vectors}
+    isolated = adapter.isolated_runs - before
+    assert isolated > 0, "the slice holds no isolated vector"
+    batched = {v.id: verdict.status for v, verdict in run_vectors(adapter, vectors, expectations)}
+    assert batched == single
