@@ -9,14 +9,15 @@ program's instructions unchanged, stores the state back and returns::
     dcl_input vThreadIDInGroupFlattened   only when the program reads it
     dcl_temps N                           the state's and program's registers + one scratch
     dcl_thread_group 1, 1, 1
-    ld_raw rK.xyzw, l(16 * k'), u<S>.xyzw           every register (k': its slot)
+    <raw load> rK.xyzw, l(16 * k'), u<S>.xyzw       every register (k': its slot)
     <g# words: state buffer -> scratch -> g#>
     <the program's instructions>
-    store_raw u<S>.xyzw, l(16 * k'), rK.xyzw        every register
+    <raw store> u<S>.xyzw, l(16 * k'), rK.xyzw      every register
     <g# words: g# -> scratch -> state buffer>
     ret
 
-The UAVs and SRV buffers (``t#``) under test are bound directly with the state's contents
+The raw load and store are the instructions spec/auxiliary.yaml names under ``harness``. The
+UAVs and SRV buffers (``t#``) under test are bound directly with the state's contents
 (``Harness.bindings``); the program's ``dcl_resource_*`` declarations are copied like the UAVs'.
 An SRV is read-only: its contents are read back after the run like a UAV's, so a run that
 changed them shows in the final state.
