@@ -10,10 +10,10 @@ program's instructions unchanged, stores the state back and returns::
     dcl_temps N                           the state's and program's registers + one scratch
                                           (+ one more when there is g#)
     dcl_thread_group 1, 1, 1
-    ld_raw rK.xyzw, l(16 * k'), u<S>.xyzw           every register (k': its slot)
+    <raw load> rK.xyzw, l(16 * k'), u<S>.xyzw           every register (k': its slot)
     <g# words: state buffer -> scratch -> g#, in a loop>
     <the program's instructions>
-    store_raw u<S>.xyzw, l(16 * k'), rK.xyzw        every register
+    <raw store> u<S>.xyzw, l(16 * k'), rK.xyzw        every register
     <g# words: g# -> scratch -> state buffer, in a loop>
     ret
 

@@ -18,8 +18,24 @@ from sm5.oracle.errors import RuleError
 Value = int | bool | str
 Evaluator = Callable[[Mapping[str, Value]], Value]
 
-#: Helper functions a rule may call, with their arity. Nothing else is callable.
-HELPERS: Mapping[str, int] = {"min": 2, "max": 2}
+#: Helper functions a rule may call, with their arity. Nothing else is callable. ``i32(x)`` is
+#: the two's-complement reading of the low 32 bits of ``x`` (-2**31 .. 2**31-1), so rules can
+#: compare 32-bit words as signed integers.
+HELPERS: Mapping[str, int] = {"min": 2, "max": 2, "i32": 1}
+
+#: 2**31 and 2**32, the constants of ``i32``.
+I32_HALF, I32_SPAN = 1 << 31, 1 << 32
+
+
+def as_i32(x: int) -> int:
+    """The two's-complement value of the low 32 bits of ``x``."""
+    return (x + I32_HALF) % I32_SPAN - I32_HALF
+
+
+def _call(name: str, args: list[int]) -> int:
+    if name == "i32":
+        return as_i32(args[0])
+    return min(args) if name == "min" else max(args)
 
 _BINOPS: Mapping[type[ast.operator], Callable[[int, int], int]] = {
     ast.Add: lambda a, b: a + b,
@@ -156,7 +172,7 @@ def _check(node: ast.AST, text: str, where: str, names: set[str]) -> None:
             _check(part, text, where, names)
     elif isinstance(node, ast.Call):
         if not isinstance(node.func, ast.Name) or node.func.id not in HELPERS:
-            raise _reject(node, text, where, "a call outside the helpers min, max")
+            raise _reject(node, text, where, "a call outside the helpers " + ", ".join(HELPERS))
         if node.keywords or len(node.args) != HELPERS[node.func.id]:
             raise _reject(node, text, where, f"this call of {node.func.id}")
         for arg in node.args:
@@ -227,7 +243,7 @@ def evaluate(node: ast.expr, env: Mapping[str, Value], text: str) -> Value:
     if isinstance(node, ast.Call):
         assert isinstance(node.func, ast.Name)
         args = [_integer(evaluate(a, env, text), text) for a in node.args]
-        return min(args) if node.func.id == "min" else max(args)
+        return _call(node.func.id, args)
     raise RuleError(f"{text!r}: cannot evaluate {type(node).__name__}")
 
 
@@ -260,9 +276,9 @@ def compile_tree(node: ast.expr, text: str) -> Evaluator:
         return lambda env: body(env) if _truth(test(env), text) else orelse(env)
     if isinstance(node, ast.Call):
         assert isinstance(node.func, ast.Name)
-        pick = min if node.func.id == "min" else max
+        helper = node.func.id
         args = tuple(compile_tree(a, text) for a in node.args)
-        return lambda env: pick([_integer(a(env), text) for a in args])
+        return lambda env: _call(helper, [_integer(a(env), text) for a in args])
     raise RuleError(f"{text!r}: cannot evaluate {type(node).__name__}")
 
 

@@ -207,6 +207,8 @@ def _group(shared_group: Mapping[str, Any], mode: str, scope: str,
            overrides: Mapping[str, Any]) -> Doc:
     clauses = []
     for c in shared_group["clauses"]:
+        if mode not in c["outcomes"]:
+            continue  # the clause does not exist in this access mode
         clause: Doc = {k: copy.deepcopy(v) for k, v in c.items() if k != "outcomes"}
         clause["outcomes"] = list(c["outcomes"][mode])
         clause["id"] = f"{shared_group['id']}.{c['id']}"

@@ -72,6 +72,7 @@ class Term:
     expr: Any
     values: tuple[str, ...] = ()
     literal: bool = False  # a string constant of the rule text (not an input's value)
+    u32: bool = False  # known to lie in 0 .. 2**32-1 (a u32 input, or a bit operation of such)
 
 
 @dataclass(frozen=True)
@@ -177,11 +178,31 @@ class Symbols(Mapping[str, Any]):
 
 
 def preferred_encoding(semantics: Semantics) -> Encoding:
-    """``bv`` when a rule of the semantics uses bit operations, ``int`` otherwise."""
+    """``bv`` when a rule of the semantics uses bit operations, ``int`` otherwise.
+
+    AND, OR and XOR of 32-bit words (u32 inputs and constants) do not count: the ``int``
+    encoding translates them at 32 bits, cheaply, while ``bv`` would make every product of the
+    address formula a 128-bit multiplication.
+    """
+    words = {i.name for i in semantics.inputs if i.type == "u32"}
     for rule in _rules_of(semantics):
-        if any(isinstance(n, _BIT_NODES) for n in ast.walk(rule.tree)):
-            return "bv"
+        for node in ast.walk(rule.tree):
+            op = node.op if isinstance(node, ast.BinOp | ast.UnaryOp) else None
+            if isinstance(op, _BIT_NODES) and not _word_bits(node, words):
+                return "bv"
     return "int"
+
+
+def _word_bits(node: ast.AST, words: set[str]) -> bool:
+    """Whether ``node`` is a 32-bit word: a u32 input, a constant word, or AND/OR/XOR of such."""
+    if isinstance(node, ast.Name):
+        return node.id in words
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int) and not isinstance(node.value, bool) and \
+            0 <= node.value < 1 << 32
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd | ast.BitOr | ast.BitXor):
+        return _word_bits(node.left, words) and _word_bits(node.right, words)
+    return False
 
 
 def _rules_of(semantics: Semantics) -> Iterator[Rule]:
@@ -270,7 +291,9 @@ def translate(rule: Rule, env: Mapping[str, Any], *,
     if isinstance(env, Symbols):
         enums = env.enums if enums is None else enums
         encoding = encoding or env.encoding
-    translator = _Translator(env, enums or {}, encoding or _infer_encoding(env), rule.text)
+    words = frozenset(i.name for i in env.inputs if i.type == "u32") if isinstance(env, Symbols) \
+        else frozenset()
+    translator = _Translator(env, enums or {}, encoding or _infer_encoding(env), rule.text, words)
     term = translator.term(rule.tree, z3.BoolVal(True))
     condition = z3.And(*translator.conditions) if translator.conditions else z3.BoolVal(True)
     return Translation(term, condition)
@@ -425,8 +448,9 @@ class _Translator:
     """One walk over a rule tree; collects the guarded side conditions on the way."""
 
     def __init__(self, env: Mapping[str, Any], enums: Mapping[str, tuple[str, ...]],
-                 encoding: Encoding, text: str) -> None:
+                 encoding: Encoding, text: str, words: frozenset[str] = frozenset()) -> None:
         self.env = env
+        self.words = words  # the u32 inputs
         self.enums = enums
         self.enc: Encoding = encoding
         self.text = text
@@ -480,7 +504,7 @@ class _Translator:
             if isinstance(value, bool):
                 return Term("bool", z3.BoolVal(value))
             if isinstance(value, int):
-                return Term("int", self.const(value))
+                return Term("int", self.const(value), u32=0 <= value < 1 << 32)
             if isinstance(value, str):
                 return Term("str", self.const(0), (value,), literal=True)
             raise self.error(f"constant {value!r} is not allowed")
@@ -507,8 +531,11 @@ class _Translator:
                 return Term("int", ~number if self.enc == "bv" else -number - 1)
             raise self.error(f"unary {type(node.op).__name__} is not allowed")
         if isinstance(node, ast.BinOp):
-            left = self.integer(self.term(node.left, guard))
-            right = self.integer(self.term(node.right, guard))
+            left_term, right_term = self.term(node.left, guard), self.term(node.right, guard)
+            left, right = self.integer(left_term), self.integer(right_term)
+            if left_term.u32 and right_term.u32 and \
+                    isinstance(node.op, ast.BitAnd | ast.BitOr | ast.BitXor):
+                return Term("int", self.word_bitwise(node.op, left, right, guard), u32=True)
             return Term("int", self.binop(node.op, left, right, guard))
         if isinstance(node, ast.Compare):
             return self.compare(node, guard)
@@ -518,6 +545,11 @@ class _Translator:
             orelse = self.term(node.orelse, z3.And(guard, z3.Not(test)))
             return self.choose(test, body, orelse)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id == "i32":
+                x = self.integer(self.term(node.args[0], guard))
+                half, span = self.const(1 << 31), self.const(1 << 32)
+                shifted = self.binop(ast.Add(), x, half, guard)
+                return Term("int", self.python_mod(shifted, span) - half)
             a, b = (self.integer(self.term(arg, guard)) for arg in node.args)
             if node.func.id == "min":
                 return Term("int", z3.If(a <= b, a, b))
@@ -534,6 +566,8 @@ class _Translator:
             return Term("str", expr, self.enums[name])
         if z3.is_bool(expr):
             return Term("bool", expr)
+        if name in self.words and (z3.is_int(expr) or z3.is_bv(expr)):
+            return Term("int", expr, u32=True)
         if (self.enc == "bv" and not (z3.is_bv(expr) and expr.size() == WIDTH)) or (
                 self.enc == "int" and not z3.is_int(expr)):
             raise self.error(f"variable {name!r} is {expr.sort()}, not the {self.enc} encoding")
@@ -608,6 +642,20 @@ class _Translator:
         self.require(guard, z3.And(b < self.const(WIDTH),
                                    z3.BV2Int((wide_a << wide_b) >> wide_b, is_signed=True) == a))
         return result
+
+    def word_bitwise(self, op: ast.operator, a: Any, b: Any, guard: Any) -> Any:
+        """AND/OR/XOR of two 32-bit words, at 32 bits (exact where both lie in 0 .. 2**32-1)."""
+        if self.enc == "bv":
+            return self.bitwise(op, a, b, guard)
+        top = self.const((1 << 32) - 1)
+        zero = self.const(0)
+        self.require(guard, z3.And(a >= zero, a <= top, b >= zero, b <= top))
+        wide_a, wide_b = z3.Int2BV(a, 32), z3.Int2BV(b, 32)
+        if isinstance(op, ast.BitAnd):
+            wide = wide_a & wide_b
+        else:
+            wide = wide_a | wide_b if isinstance(op, ast.BitOr) else wide_a ^ wide_b
+        return z3.BV2Int(wide, is_signed=False)
 
     def bitwise(self, op: ast.operator, a: Any, b: Any, guard: Any) -> Any:
         if self.enc == "bv":

@@ -313,7 +313,7 @@ CASES: list[tuple[str, str, str, list[str], list[str], str]] = [
      [SS_U0, "dcl_resource_structured t0, 2049", STORE_U0],
      ["dcl_resource_structured.legal.stride_limit"], "FS 5.4.2: StructureByteStride <= 2048"),
     ("dcl_resource_raw_ps_4_0_without_flag", "ps_4_0", "11.0", ["dcl_resource_raw t0", LD_T0],
-     ["dcl_resource.legal.shader_4_x_flag"],
+     ["ld_raw.legal.downlevel_flag", "dcl_resource.legal.shader_4_x_flag"],
      "FS 18.7.2.4, 18.7.3.2: vs/gs/ps_4_x read raw SRVs only with "
      "ENABLE_RAW_AND_STRUCTURED_BUFFERS"),
     ("dcl_resource_structured_vs_4_1_without_flag", "vs_4_1", "11.0",

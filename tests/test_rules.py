@@ -75,6 +75,13 @@ def value(text: str, **env: Value) -> Value:
     ("min(a, b)", {"a": 3, "b": -2}, -2),
     ("max(4294967295, 4294967296)", {}, 4294967296),
     ("min(1, max(0, v))", {"v": 7}, 1),
+    # i32: the two's-complement reading of a 32-bit word
+    ("i32(x)", {"x": 0}, 0),
+    ("i32(x)", {"x": 0x7FFFFFFF}, 2147483647),
+    ("i32(x)", {"x": 0x80000000}, -2147483648),
+    ("i32(x)", {"x": 0xFFFFFFFF}, -1),
+    ("i32(x)", {"x": 0x1_0000_0001}, 1),
+    ("i32(a) < i32(b)", {"a": 0xFFFFFFFF, "b": 1}, True),
 ])
 def test_evaluates(text: str, env: dict[str, Value], expected: Value) -> None:
     result = value(text, **env)
@@ -151,6 +158,7 @@ def test_holds_needs_a_truth_value() -> None:
     ("x in (y, 1)", "y"),
     ("x in [1, 2]", "[1, 2]"),
     ("min(1)", "min(1)"),
+    ("i32(1, 2)", "i32(1, 2)"),
     ("min(1, 2, 3)", "min(1, 2, 3)"),
     ("max(a=1, b=2)", "max(a=1, b=2)"),
     ("x in (1, 2) != 0", "x in (1, 2) != 0"),  # a chain would compare the tuple itself

@@ -67,6 +67,7 @@ def test_every_spec_rule_agrees_on_random_environments() -> None:
     ("1 in (True,)", {}, True),
     ("x if c else y", {"x": 7, "y": 8, "c": 0}, 8),
     ("min(a, b) + max(a, b)", {"a": 9, "b": -2}, 7),
+    ("i32(a) + i32(b)", {"a": 0xFFFFFFFF, "b": 0x80000000}, -(2**31) - 1),
     ("s == 'g' and t != 'u'", {"s": "g", "t": "u"}, False),
     ("a", {"a": "text"}, "text"),
 ])

@@ -138,10 +138,8 @@ def test_state_checks_name_the_srv(srvs: dict[str, Any], message: str) -> None:
 
 
 def test_an_undeclared_srv_is_rejected_by_the_program_rule() -> None:
-    program = parse_program(["dcl_uav_structured u0, 4", "ld_raw r0.xyzw, l(0), t0.xyzw",
-                             "store_structured u0.x, l(0), l(0), r0.x"])
-    state = state_from_json({"r0": [0, 0, 0, 0],
-                             "u0": {"kind": "structured", "stride": 4, "count": 1, "data": [0]}})
+    program = parse_program(["ld_raw r0.xyzw, l(0), t0.xyzw"])
+    state = state_from_json({"r0": [0, 0, 0, 0], "t0": {"kind": "raw", "data": [0]}})
     result = execute(program, state)
     assert result.rule == "program.undeclared_resource"
 

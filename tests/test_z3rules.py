@@ -115,8 +115,10 @@ def _numbers() -> st.SearchStrategy[str]:
                                             "(a % 9) - 4"])).map(
             lambda t: f"({t[0]} {t[1]} ({t[2]}))")
         unary = st.tuples(st.sampled_from(["-", "~"]), inner).map(lambda t: f"({t[0]}{t[1]})")
-        calls = st.tuples(st.sampled_from(["min", "max"]), inner, inner).map(
-            lambda t: f"{t[0]}({t[1]}, {t[2]})")
+        calls = st.one_of(
+            st.tuples(st.sampled_from(["min", "max"]), inner, inner).map(
+                lambda t: f"{t[0]}({t[1]}, {t[2]})"),
+            inner.map(lambda t: f"i32({t})"))
         choice = st.tuples(inner, _tests(), inner).map(
             lambda t: f"({t[0]} if {t[1]} else {t[2]})")
         return st.one_of(binary, shifts, unary, calls, choice)
@@ -190,7 +192,9 @@ def test_random_expressions_agree_with_python(text: str, values: dict[str, Value
 @pytest.mark.parametrize("text", [
     "-7 // 2 == -4", "-7 % 2 == 1", "7 % -2 == -1", "7 // -2 == -4", "-7 // -2 == 3",
     "~5 == -6", "-1 >> 200 == -1", "(1 << 100) >> 99 == 2", "min(3, -2) == -2",
-    "max(3, -2) == 3", "-6 & 7 == 2", "-6 | 1 == -5", "5 ^ -1 == -6", "True + True == 2",
+    "max(3, -2) == 3", "i32(4294967295) == -1", "i32(2147483648) == -2147483648",
+    "i32(2147483647) == 2147483647", "i32(-1) == -1", "i32(4294967297) == 1",
+    "-6 & 7 == 2", "-6 | 1 == -5", "5 ^ -1 == -6", "True + True == 2",
     "(3 if False else 4) == 4", "1 < 2 < 3", "not (1 < 3 < 2)", "2 in (1, 2)",
     "3 not in (1, 2)", "(1 in (1,)) == True", "'u' == 'u'", "'a' < 'b'",
 ])
@@ -283,6 +287,34 @@ def test_string_valued_branches_are_recoded() -> None:
 def test_preferred_encoding_follows_bit_operations() -> None:
     assert preferred_encoding(SPEC.instruction("dmovc").semantics) == "bv"
     assert preferred_encoding(SPEC.instruction("store_structured").semantics) == "int"
+
+
+_WORDS = Semantics(
+    inputs=(Input("w", "u32", "a word"), Input("v", "u32", "a word"),
+            Input("n", "int", "a number", -(2**40), 2**40)),
+    derived=(), assume=None, address=None, address_source=None, groups=(), lanes=None)
+
+
+def test_word_bit_operations_keep_the_int_encoding() -> None:
+    """AND/OR/XOR of 32-bit words do not force the bv encoding; other bit operations do."""
+    def with_rule(text: str) -> Semantics:
+        rule = parse_rule(text, where="test")
+        return Semantics(inputs=_WORDS.inputs, derived=(), assume=rule, address=None,
+                         address_source=None, groups=(), lanes=None)
+    assert preferred_encoding(with_rule("(w & v) ^ (w | 255) != 0")) == "int"
+    assert preferred_encoding(with_rule("(w & n) != 0")) == "bv"
+    assert preferred_encoding(with_rule("w << 1 != 0")) == "bv"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(w=st.integers(0, 2**32 - 1), v=st.integers(0, 2**32 - 1),
+       text=st.sampled_from(["w & v", "w | v", "w ^ v", "(w ^ v) & (w | 7)", "w & v != w",
+                             "(w ^ 4294967295) | v", "(w & v) + n"]))
+def test_word_bit_operations_agree(w: int, v: int, text: str) -> None:
+    rule = parse_rule(text, where="test")
+    values: dict[str, Value] = {"w": w, "v": v, "n": -3}
+    for encoding in ENCODINGS:
+        assert z3_value(rule, _WORDS, values, encoding) == rule.evaluate(values)
 
 
 def test_read_and_bind_round_trip() -> None:

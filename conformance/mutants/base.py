@@ -197,8 +197,15 @@ class NaiveTranslator:
                      words: int) -> list[int]:
         """The word indices an access of ``words`` components touches; [] drops it."""
         if res["kind"] == "raw":
-            found = [self.raw_word(res, address[0] + 4 * k) for k in range(words)]
-            return [w for w in found if w is not None] if None not in found else []
+            # Word by word: the words inside the view, up to the first one that is not (an
+            # access that runs past the end keeps its leading words; a misaligned one has none).
+            leading: list[int] = []
+            for k in range(words):
+                word = self.raw_word(res, address[0] + 4 * k)
+                if word is None:
+                    break
+                leading.append(word)
+            return leading
         if res["kind"] == "typed":
             word = self.typed_word(res, address[0])
             return [] if word is None else [word]

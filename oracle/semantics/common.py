@@ -37,6 +37,8 @@ class Draft:
         if res is None:
             return
         words = list(res.words)
+        if not 0 <= word < len(words):
+            return  # a clipped access: words past the end of the resource are not written
         words[word] = value
         self.resources[register] = replace(res, words=tuple(words))
 

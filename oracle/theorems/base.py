@@ -231,12 +231,14 @@ def objective_order(ctx: Context) -> list[str]:
     return [n for n in SHAPE_INPUTS if n in names] + [n for n in names if n not in SHAPE_INPUTS]
 
 
-def lexmin(ctx: Context, budget: Budget, constraints: Sequence[Any]) -> dict[str, Value] | None:
+def lexmin(ctx: Context, budget: Budget, constraints: Sequence[Any],
+           names: frozenset[str] | None = None) -> dict[str, Value] | None:
     """The lexicographically smallest model of ``constraints`` (``None`` if there is none).
 
     Inputs are fixed one at a time (binary search on each, guided by the models found) and
     substituted into the constraints, so a product such as ``stride * index`` becomes linear as
-    soon as ``stride`` is fixed.
+    soon as ``stride`` is fixed. With ``names``, only those inputs are minimised and returned
+    (the constraints fix the others).
     """
     current = list(constraints)
     solver = new_solver()
@@ -245,6 +247,8 @@ def lexmin(ctx: Context, budget: Budget, constraints: Sequence[Any]) -> dict[str
         return None
     values: dict[str, Value] = {}
     for name in objective_order(ctx):
+        if names is not None and name not in names:
+            continue
         term, low, _ = ctx.syms.ordinal(name)
         best = _as_int(solver.model().eval(term, model_completion=True))
         probe = low  # most inputs sit at their lower bound: try it first
@@ -264,8 +268,9 @@ def lexmin(ctx: Context, budget: Budget, constraints: Sequence[Any]) -> dict[str
         solver.add(*current)
         if not budget.check(solver):  # cannot happen: best was seen in a model
             raise TheoremTimeout(f"lost the model while fixing {name}")
-    ordered = {i.name: values[i.name] for i in ctx.spec.semantics.inputs}
-    ctx.models.append(ordered)
+    ordered = {i.name: values[i.name] for i in ctx.spec.semantics.inputs if i.name in values}
+    if names is None:
+        ctx.models.append(ordered)
     return ordered
 
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +46,7 @@ from sm5.oracle.theorems.base import (
     fired_in,
     lexmin,
     new_solver,
+    objective_order,
     show,
     small_witness,
 )
@@ -274,13 +276,16 @@ def naive_wrap(ctx: Context, group: Group, query: WrapQuery, budget: Budget) -> 
     fooled = [region, z3.Or(*[ctx.when[c.id] for c in query.targets]),
               *(ctx.expr(r) for r in (query.frame, query.exact, query.naive))]
     memory = ctx.spec.semantics.memory
+    visible: list[Any] = []
+    kernel_names: frozenset[str] = frozenset()
     if memory is not None and memory.kernel is not None:
         # A witness worth a vector changes the word it reaches: the kernel's new word differs
         # from the old one, so a naive implementation's stray write is visible.
-        fooled.append(ctx.expr(ctx.rule(f"({memory.kernel.text}) != old",
-                                        f"visible write in {group.id}")))
+        rule = ctx.rule(f"({memory.kernel.text}) != old", f"visible write in {group.id}")
+        visible.append(ctx.expr(rule))
+        kernel_names = rule.names
     target_ids = ", ".join(c.id for c in query.targets)
-    primary = small_witness(ctx, budget, fooled)
+    primary = _visible_witness(ctx, budget, fooled, visible, kernel_names, small_witness)
     if primary is None:
         return Found("failed", f"expected a counterexample, found none: the naive check "
                      f"`{query.naive.text}` never accepts what {target_ids} reject "
@@ -288,7 +293,8 @@ def naive_wrap(ctx: Context, group: Group, query: WrapQuery, budget: Budget) -> 
     witnesses: list[Mapping[str, Value]] = [primary]
     notes = [f"smallest: {show(primary)}"]
     for label, extra in query.boundaries:
-        boundary = lexmin(ctx, budget, [*fooled, ctx.expr(extra)])
+        boundary = _visible_witness(ctx, budget, [*fooled, ctx.expr(extra)], visible,
+                                    kernel_names, lexmin)
         if boundary is None:
             notes.append(f"{label}: none")
         elif boundary not in witnesses:
@@ -305,6 +311,55 @@ def naive_wrap(ctx: Context, group: Group, query: WrapQuery, budget: Budget) -> 
                  f"naive `{query.naive.text}` accepts accesses the spec rejects ({target_ids}; "
                  f"with `{query.frame.text}` and `{query.exact.text}`); " + "; ".join(notes),
                  tuple(witnesses), tuple(claims))
+
+
+def _visible_witness(ctx: Context, budget: Budget, constraints: Sequence[Any],
+                     visible: Sequence[Any], kernel_names: frozenset[str],
+                     find: Callable[[Context, Budget, Sequence[Any]], dict[str, Value] | None],
+                     ) -> dict[str, Value] | None:
+    """``find`` over ``constraints`` and ``visible`` together, in two steps where it can.
+
+    The visibility of a write reads only the kernel's inputs (``old``, ``value``...), which
+    the address constraints do not: the address inputs are found first without it, then the
+    kernel inputs with the address fixed. The kernel inputs come last in the witness order, so
+    the result is the one the joint query gives, without asking z3 to mix the bit operations of
+    a kernel with the products of the address formula.
+    """
+    if not visible:
+        return find(ctx, budget, constraints)
+    address = find(ctx, budget, constraints)
+    if address is not None:
+        fixed = [ctx.syms.bind_one(name, value) for name, value in address.items()
+                 if name not in kernel_names]
+        narrowed = [z3.substitute(c, *fixed) if fixed else c for c in (*constraints, *visible)]
+        kernel = _small_kernel_values(ctx, narrowed, kernel_names) or \
+            lexmin(ctx, budget, narrowed, kernel_names)
+        if kernel is not None:
+            found = {i.name: {**address, **kernel}[i.name] for i in ctx.spec.semantics.inputs}
+            ctx.models.append(found)
+            return found
+    return find(ctx, budget, [*constraints, *visible])
+
+
+#: The kernel inputs tried first, each in 0 .. KERNEL_BOX - 1, before asking z3.
+KERNEL_BOX = 4
+
+
+def _small_kernel_values(ctx: Context, constraints: Sequence[Any],
+                         kernel_names: frozenset[str]) -> dict[str, Value] | None:
+    """The first kernel inputs (in witness order, each below ``KERNEL_BOX``) that satisfy the
+    constraints once every other input is fixed: a plain evaluation, where z3 would be slow on
+    the 32-bit bit operations of a kernel."""
+    names = [n for n in objective_order(ctx) if n in kernel_names and
+             next(i for i in ctx.spec.semantics.inputs if i.name == n).type == "u32"]
+    if len(names) != len(kernel_names & {i.name for i in ctx.spec.semantics.inputs}):
+        return None
+    for combo in itertools.product(range(KERNEL_BOX), repeat=len(names)):
+        values = dict(zip(names, combo, strict=True))
+        pairs = [ctx.syms.bind_one(n, v) for n, v in values.items()]
+        if all(z3.is_true(z3.simplify(z3.substitute(c, *pairs))) for c in constraints):
+            return dict(values)
+    return None
 
 
 def _python_disagrees(ctx: Context, group: Group, query: WrapQuery,
