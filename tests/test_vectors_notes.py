@@ -74,8 +74,10 @@ READERS: dict[str, Callable[[Path], object]] = {
 
 @pytest.mark.parametrize("reader", sorted(READERS))
 @pytest.mark.parametrize(("how", "message"), [
-    ("truncated", "the header counts 20 vectors but the file holds 18 lines after it"),
-    ("extended", "the header counts 20 vectors but the file holds 21 lines after it"),
+    ("truncated", f"the header counts {len(all_vectors())} vectors but the file holds "
+                  f"{len(all_vectors()) - 2} lines after it"),
+    ("extended", f"the header counts {len(all_vectors())} vectors but the file holds "
+                 f"{len(all_vectors()) + 1} lines after it"),
 ])
 def test_every_reader_enforces_count(tmp_path: Path, reader: str, how: str,
                                      message: str) -> None:
