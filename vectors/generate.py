@@ -72,7 +72,7 @@ class Plan:
 
 
 RANDOM_BUDGET = Budget(max_words=256)
-PLANS = {1: Plan(1, LEVEL_BUDGETS[1], 100, RANDOM_BUDGET),
+PLANS = {1: Plan(1, LEVEL_BUDGETS[1], 80, RANDOM_BUDGET),
          2: Plan(2, LEVEL_BUDGETS[2], 340_000, RANDOM_BUDGET)}
 
 

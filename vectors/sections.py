@@ -1,7 +1,8 @@
 """The sections of a vector file: each a generator of cases, in the order they are written.
 
 ``boundary``     every clause, from the boundary points of every context (``sm5.vectors.points``);
-``mask-swizzle`` every legal mask x every swizzle class, every legal swizzle, every select;
+``mask-swizzle`` every legal mask x every swizzle class, each letter in each swizzle position,
+                 every select;
 ``registers``    every register number used for variety on every register operand;
 ``cell``         every (target, runtime) cell x shapes covering every operand's files and
                  kinds and the cell's verdicts: executed where legal, must-reject where not;
@@ -171,6 +172,20 @@ def _with_components(shape: Shape, i: int, components: str) -> Shape:
     return shape.with_slot(i, replace(shape.slots[i], components=components))
 
 
+def _position_sweep(legal: Sequence[str]) -> list[str]:
+    """Of the legal swizzles, those that differ from ``.xyzw`` in one position (each letter in
+    each position once): a source read from the wrong position shows on one of them, and the
+    swizzle classes above cover the patterns; the 256 swizzles of an operand are level 2."""
+    allowed = set(legal)
+    out: list[str] = []
+    for position in range(4):
+        for letter in "xyzw":
+            swz = "xyzw"[:position] + letter + "xyzw"[position + 1:]
+            if swz in allowed and swz not in out:
+                out.append(swz)
+    return out or list(legal)
+
+
 def mask_swizzle_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator[Case]:
     ch = section_rng(seed, name, "mask-swizzle")
     ins = spec.instruction(name)
@@ -201,7 +216,7 @@ def mask_swizzle_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator
                                     f"mask .{mask}, {op.name} .{swz} (swizzle class {cls})")
     for j in swizzles:
         op = ins.operands[j]
-        for k, swz in enumerate(domain.legal_swizzles(op)):
+        for k, swz in enumerate(_position_sweep(domain.legal_swizzles(op))):
             shape = _with_components(base, j, swz)
             for i in masks:
                 allowed = domain.legal_masks(ins.operands[i])
