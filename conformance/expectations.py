@@ -258,14 +258,19 @@ def _strings(value: Any, what: str, label: str) -> tuple[str, ...]:
     return tuple(items)
 
 
-def _operand_form(doc: Any, label: str) -> OperandForm:
+def _known_keys(doc: Any, field: str, keys: Sequence[str], label: str) -> None:
+    """``doc`` is a non-empty mapping whose keys are among ``keys`` (``match.<field>``)."""
     if not isinstance(doc, dict) or not doc:
-        raise ExpectationError(f"match.operands: expected a mapping with some of "
-                               f"{', '.join(OPERAND_KEYS)}, got {doc!r}", where=label)
-    extra = sorted(set(map(str, doc)) - set(OPERAND_KEYS))
+        raise ExpectationError(f"match.{field}: expected a mapping with some of "
+                               f"{', '.join(keys)}, got {doc!r}", where=label)
+    extra = sorted(set(map(str, doc)) - set(keys))
     if extra:
-        raise ExpectationError(f"match.operands: unknown key(s) {', '.join(extra)}; expected "
-                               f"{', '.join(OPERAND_KEYS)}", where=label)
+        raise ExpectationError(f"match.{field}: unknown key(s) {', '.join(extra)}; expected "
+                               f"{', '.join(keys)}", where=label)
+
+
+def _operand_form(doc: Any, label: str) -> OperandForm:
+    _known_keys(doc, "operands", OPERAND_KEYS, label)
     values: dict[str, str] = {}
     for key, value in doc.items():
         if not isinstance(value, str) or not value.strip():
@@ -282,13 +287,7 @@ def _operand_form(doc: Any, label: str) -> OperandForm:
 
 
 def _resource_form(doc: Any, label: str) -> ResourceForm:
-    if not isinstance(doc, dict) or not doc:
-        raise ExpectationError(f"match.resources: expected a mapping with some of "
-                               f"{', '.join(RESOURCE_KEYS)}, got {doc!r}", where=label)
-    extra = sorted(set(map(str, doc)) - set(RESOURCE_KEYS))
-    if extra:
-        raise ExpectationError(f"match.resources: unknown key(s) {', '.join(extra)}; expected "
-                               f"{', '.join(RESOURCE_KEYS)}", where=label)
+    _known_keys(doc, "resources", RESOURCE_KEYS, label)
     empty = doc.get("empty")
     if "empty" in doc and not isinstance(empty, bool):
         raise ExpectationError(f"match.resources.empty: expected true or false, got {empty!r}",

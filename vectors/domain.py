@@ -627,19 +627,8 @@ def declaration_candidates(spec: Spec, name: str, env: Mapping[str, Value]
     rules = [r.reject_if for r in spec.declarations.rules
              if r.reject_if is not None and name in r.reject_if.names]
     found: set[int] = set()
-    for node, text in _compares(rules):
-        for left, right in itertools.pairwise([node.left, *node.comparators]):
-
-            def difference(x: int, left: ast.expr = left, right: ast.expr = right,
-                           text: str = text) -> int | None:
-                trial = dict(env)
-                trial[name] = x
-                a, b = _integer_value(left, trial, text), _integer_value(right, trial, text)
-                return None if a is None or b is None else a - b
-
-            root = _root_of(difference)
-            if root is not None:
-                found.update({math.floor(root), math.ceil(root), math.ceil(root) + 1})
+    for root in _comparison_roots(rules, name, env):
+        found.update({math.floor(root), math.ceil(root), math.ceil(root) + 1})
     for m in _name_moduli(rules, name):
         for v in list(found):
             found.update(v + k for k in range(1, m + 1))
@@ -670,6 +659,22 @@ def declaration_edges(rules: Sequence[Rule], name: str, env: Mapping[str, Value]
     """
     found: set[int] = set()
     moduli = _name_moduli(rules, name)
+    for root in _comparison_roots(rules, name, env):
+        low, high = math.floor(root), math.ceil(root)
+        found.update({low - 1, low, high, high + 1})
+        for m in moduli:
+            if m > 1:
+                aligned = low - low % m
+                found.update({aligned - m, aligned + m})
+                found.update(aligned + k for k in range(1, m))
+                found.update(aligned + m + k for k in range(1, m))
+    return tuple(sorted(v for v in found if v >= 0))
+
+
+def _comparison_roots(rules: Iterable[Rule], name: str, env: Mapping[str, Value]
+                      ) -> Iterator[Fraction]:
+    """For every comparison of ``rules`` (each adjacent pair of a chain), the value of ``name``
+    where its two sides meet in the context ``env``, when there is one."""
     for node, text in _compares(rules):
         for left, right in itertools.pairwise([node.left, *node.comparators]):
 
@@ -681,14 +686,5 @@ def declaration_edges(rules: Sequence[Rule], name: str, env: Mapping[str, Value]
                 return None if a is None or b is None else a - b
 
             root = _root_of(difference)
-            if root is None:
-                continue
-            low, high = math.floor(root), math.ceil(root)
-            found.update({low - 1, low, high, high + 1})
-            for m in moduli:
-                if m > 1:
-                    aligned = low - low % m
-                    found.update({aligned - m, aligned + m})
-                    found.update(aligned + k for k in range(1, m))
-                    found.update(aligned + m + k for k in range(1, m))
-    return tuple(sorted(v for v in found if v >= 0))
+            if root is not None:
+                yield root

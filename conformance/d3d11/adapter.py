@@ -31,11 +31,11 @@ from pathlib import Path
 
 from sm5.conformance.d3d11.host import RENDERERS, Host, HostUnavailable, is_windows
 from sm5.conformance.d3d11.process import DEFAULT_TIMEOUT_S, RunnerFailed, RunnerProcess
-from sm5.conformance.d3d11.stream import Record, record_of, result_of
+from sm5.conformance.d3d11.stream import Record, record_or_result, result_of
 from sm5.conformance.guards import without_guards
 from sm5.conformance.interface import Result
 from sm5.oracle.asm import parse_vector_program
-from sm5.oracle.errors import NotExpressible, Sm5Error
+from sm5.oracle.errors import Sm5Error
 from sm5.oracle.executor import execute
 from sm5.oracle.state import state_from_json
 from sm5.vectors.format import Vector
@@ -107,12 +107,9 @@ class D3D11Runner:
         return max(self._main.starts - 1, 0) + max(self._quarantine.starts - 1, 0)
 
     def run(self, vector: Vector) -> Result:
-        try:
-            record = record_of(vector)
-        except NotExpressible as exc:
-            return Result.unsupported(f"not expressible as a compute harness: {exc.message}")
-        except Sm5Error as exc:
-            return Result.error(f"cannot build the harness: {exc}")
+        record = record_or_result(vector)
+        if isinstance(record, Result):
+            return record
         tgsm_words = sum(t.words for t in record.harness.layout.tgsm)
         if tgsm_words > MAX_TGSM_WORDS and not is_windows():
             return Result.unsupported(

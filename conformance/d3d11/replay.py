@@ -23,11 +23,11 @@ from sm5.conformance.d3d11.stream import (
     StreamError,
     parse_header,
     parse_reply,
-    record_of,
+    record_or_result,
     result_of,
 )
 from sm5.conformance.interface import Result
-from sm5.oracle.errors import NotExpressible, Sm5Error
+from sm5.oracle.errors import Sm5Error
 from sm5.vectors.format import Vector
 
 CAPABILITIES: frozenset[str] = frozenset({"executes"})
@@ -51,12 +51,9 @@ class Replay:
         self.name = f"d3d11 results ({adapter}, feature level {header.get('feature_level')})"
 
     def run(self, vector: Vector) -> Result:
-        try:
-            record = record_of(vector)
-        except NotExpressible as exc:
-            return Result.unsupported(f"not expressible as a compute harness: {exc.message}")
-        except Sm5Error as exc:
-            return Result.error(f"cannot build the harness: {exc}")
+        record = record_or_result(vector)
+        if isinstance(record, Result):
+            return record
         reply = self.replies.get(vector.id)
         if reply is None:
             return Result.error(f"{self.path.name} holds no reply for this vector (the run "

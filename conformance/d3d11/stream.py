@@ -201,6 +201,17 @@ def record_of(vector: Vector) -> Record:
     return Record(vector.id, harness, dxbc, tuple(views), digest)
 
 
+def record_or_result(vector: Vector) -> Record | Result:
+    """The record of a vector, or the result that ends it without running: ``unsupported``
+    when a harness cannot express it, ``error`` when it is malformed."""
+    try:
+        return record_of(vector)
+    except NotExpressible as exc:
+        return Result.unsupported(f"not expressible as a compute harness: {exc.message}")
+    except Sm5Error as exc:
+        return Result.error(f"cannot build the harness: {exc}")
+
+
 # ----------------------------------------------------------------------------------------------
 # Replies
 
