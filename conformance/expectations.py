@@ -28,8 +28,9 @@ the spec's semantics read from it, see ``vector_facts``), ``extent`` (``empty`` 
 of them (any): a resource of the vector's initial state (``u0``, ``t1``, ``g0``) matches when
 every key holds: ``register`` (a glob over its name: ``u[89]``, ``u[1-6][0-9]``), ``file`` (a
 glob over its register file: ``u``, ``t``, ``g``), ``kind`` (a glob:
-``raw``, ``structured``, ``typed``), ``empty`` (true: it holds no words, so a runner binds a
-NULL view; false: it holds some).
+``raw``, ``structured``, ``typed``), ``declared`` (a glob over the element type its declaration
+names: ``uint``, ``sint``, ``float``, ...; typed views only), ``empty`` (true: it holds no
+words, so a runner binds a NULL view; false: it holds some).
 
 * ``fail``: a known divergence that must still fail; a pass is reported as ``xpass`` (a failure
   of the run: the implementation was fixed and the entry is stale).
@@ -50,7 +51,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sm5.conformance.vector_facts import OPERAND_TYPES, OperandFact, id_parts, operand_facts
+from sm5.conformance.vector_facts import (
+    OPERAND_TYPES,
+    OperandFact,
+    declared_types,
+    id_parts,
+    operand_facts,
+)
 from sm5.oracle.errors import Sm5Error, SpecError
 from sm5.oracle.yamlio import load_yaml
 from sm5.vectors.format import Vector
@@ -65,7 +72,7 @@ OPERAND_KEYS = ("file", "name", "role", "type", "extent")
 #: Values of ``extent``: the operand's resource in the vector's state holds no word / some.
 OPERAND_EXTENTS = ("empty", "nonempty")
 #: Keys of one resource form.
-RESOURCE_KEYS = ("register", "file", "kind", "empty")
+RESOURCE_KEYS = ("register", "file", "kind", "declared", "empty")
 #: Keys of ``match`` that hold forms (one mapping or a list of them).
 FORM_KEYS = ("operands", "resources")
 
@@ -118,11 +125,15 @@ class ResourceForm:
     empty: bool | None = None
     register: str = ""
 
-    def holds(self, register: str, resource: Any) -> bool:
+    declared: str = ""
+
+    def holds(self, register: str, resource: Any, declared: Mapping[str, str]) -> bool:
         if not isinstance(resource, Mapping):
             return False
         kind, data = resource.get("kind"), resource.get("data")
         return ((not self.register or fnmatch.fnmatchcase(register, self.register))
+                and (not self.declared or (register in declared and fnmatch.fnmatchcase(
+                    declared[register], self.declared)))
                 and (not self.file or fnmatch.fnmatchcase(register[:1], self.file))
                 and (not self.kind or (isinstance(kind, str)
                                        and fnmatch.fnmatchcase(kind, self.kind)))
@@ -154,9 +165,11 @@ class Predicate:
             values = _vector_values(vector)
             if not all(_any_matches(values[key], globs) for key, globs in self.globs):
                 return False
-        if self.resources and not any(form.holds(name, res) for form in self.resources
-                                      for name, res in vector.state.items()):
-            return False
+        if self.resources:
+            declared = declared_types(tuple(vector.program))
+            if not any(form.holds(name, res, declared) for form in self.resources
+                       for name, res in vector.state.items()):
+                return False
         if self.operands:
             facts = operand_facts(tuple(vector.program))
             return any(form.holds(op, _extent(vector, op)) for form in self.operands
@@ -292,13 +305,13 @@ def _resource_form(doc: Any, label: str) -> ResourceForm:
     if "empty" in doc and not isinstance(empty, bool):
         raise ExpectationError(f"match.resources.empty: expected true or false, got {empty!r}",
                                where=label)
-    for key in ("register", "file", "kind"):
+    for key in ("register", "file", "kind", "declared"):
         value = doc.get(key, "")
         if key in doc and (not isinstance(value, str) or not value.strip()):
             raise ExpectationError(f"match.resources.{key}: expected a non-empty string, got "
                                    f"{value!r}", where=label)
     return ResourceForm(str(doc.get("file", "")), str(doc.get("kind", "")), empty,
-                        str(doc.get("register", "")))
+                        str(doc.get("register", "")), str(doc.get("declared", "")))
 
 
 def _forms(doc: Mapping[Any, Any], key: str, label: str) -> list[Any]:

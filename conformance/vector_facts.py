@@ -97,3 +97,20 @@ def operand_facts(program: tuple[str, ...]) -> tuple[OperandFact, ...]:
         name, role, width = declared[i] if i < len(declared) else ("", "", "")
         facts.append(OperandFact(op.file, name, role, width, op.register))
     return tuple(facts)
+
+
+@lru_cache(maxsize=8192)
+def declared_types(program: tuple[str, ...]) -> dict[str, str]:
+    """Register (``u0``, ``t1``) -> the element type its declaration names (``uint``, ``sint``,
+    ``float``, ...; typed views only, the first of the four); none when the program does not
+    parse."""
+    try:
+        parsed = parse_vector_program(program)
+    except Sm5Error:
+        return {}
+    out: dict[str, str] = {}
+    for decl in parsed.declarations:
+        if decl.register is not None and decl.return_type:
+            out[f"{decl.register.file}{decl.register.index}"] = decl.return_type[0]
+    return out
+

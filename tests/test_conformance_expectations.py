@@ -165,6 +165,26 @@ def test_resource_forms_match_the_initial_state(tmp_path: Path) -> None:
     assert high.lookup(with_state("a/limit/0002", {"u7": typed, "t12": typed})) is None
 
 
+def test_declared_type_of_a_resource_comes_from_its_declaration(tmp_path: Path) -> None:
+    """``declared`` reads the element type the program's declaration gives the register."""
+    exp = load_expectations(write(tmp_path, """
+- {name: sint-view, status: xfail, reason: r, match: {resources: {declared: sint}}}
+"""))
+    typed = {"kind": "typed", "format": "R32_SINT", "data": [1]}
+
+    def with_program(vid: str, dcl: str, register: str) -> Vector:
+        return Vector(vid, (dcl, f"atomic_umax {register}, l(0), l(1)"), "cs_5_0", "11.0",
+                      {register: typed}, {"outcomes": ["defined"]})
+
+    assert exp.lookup(with_program("atomic_umax/cell/0001",
+                                   "dcl_uav_typed_buffer (sint,sint,sint,sint) u3", "u3"))
+    assert exp.lookup(with_program("atomic_umax/cell/0002",
+                                   "dcl_uav_typed_buffer (uint,uint,uint,uint) u3", "u3")) is None
+    raw = Vector("atomic_umax/cell/0003", ("dcl_uav_raw u0", "atomic_umax u0, l(0), l(1)"),
+                 "cs_5_0", "11.0", {"u0": {"kind": "raw", "data": [1]}}, {"outcomes": ["defined"]})
+    assert exp.lookup(raw) is None
+
+
 def test_an_entry_that_matches_no_vector_is_an_error(tmp_path: Path) -> None:
     exp = load_expectations(write(tmp_path, """
 - {id: store_structured/boundary/0001, status: xfail, reason: r}

@@ -28,25 +28,29 @@ KILLED_BY: dict[str, list[tuple[str, str]]] = {
                                     "dcl_tgsm_structured g0, 6, 2")],
     "tgsm_total_not_summed": [("imm_atomic_iadd/limit/0042", "dcl_tgsm_raw g1, 32756")],
     # a store or atomic one element past the end of a view (caught by the guard words)
-    "index_past_end": [("store_structured/boundary/0014",
+    "index_past_end": [("store_structured/boundary/0005",
                         "store_structured u0.x, r0.x, r1.x, r2.xyzw"),
-                       ("atomic_iadd/boundary/0226", "atomic_iadd u0, r0.xyzw, r1.x")],
+                       ("atomic_and/boundary/0031", "atomic_and u0, r0.xyzw, r1.x")],
     # aliasing
     "atomic_dst_written_first": [("imm_atomic_iadd/alias/0002",
                                   "imm_atomic_iadd r0.w, u0, r1.xyzw, r0.w")],
     # 32-bit wrap of byte addresses
-    "wrap32_byte_address": [("atomic_iadd/boundary/0233", "dcl_uav_structured u0, 12")],
+    "wrap32_byte_address": [("atomic_iadd/boundary/0116", "dcl_uav_structured u0, 12")],
     # per-32-bit-component dmovc selection
     "dmovc_per_component": [("dmovc/alias/0004", "dmovc r0.xyzw, r1.xyzw, r0.xyxy, r3.xyzw")],
     # operands swapped; index and offset swapped
-    "cmp_exch_operands_swapped": [("imm_atomic_cmp_exch/boundary/0024",
+    "cmp_exch_operands_swapped": [("imm_atomic_cmp_exch/boundary/0019",
                                    "imm_atomic_cmp_exch r0.w, u0, r1.xyzw, r2.x, r3.x")],
-    "struct_index_offset_swapped": [("atomic_iadd/boundary/0221",
+    "struct_index_offset_swapped": [("atomic_iadd/boundary/0111",
                                      "dcl_uav_structured u0, 12")],
     # typed loads: the format's default alpha (1.0f) read as 0
     "typed_defaults_zero": [("ld_uav_typed/cell/0002",
                              "dcl_uav_typed_buffer (float,float,float,float) u0")],
     # hidden counters: consume returns the count before the decrement (the page's table)
+    # signed minimum and maximum compared unsigned: src0 and the word differ in their sign bit
+    "signed_minmax_unsigned": [("atomic_imax/boundary/0016", "atomic_imax u0, r0.xyzw, r1.x"),
+                               ("imm_atomic_imin/boundary/0017",
+                                "imm_atomic_imin r0.w, u0, r1.xyzw, r2.x")],
     "counter_returns_original": [("imm_atomic_consume/boundary/0000",
                                   "imm_atomic_consume r0.w, u0")],
 }

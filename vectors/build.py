@@ -120,13 +120,26 @@ def reason_of(case: Case, execution: Execution, broken: Sequence[str]) -> str:
     return f"{text}; {case.note}" if case.note else text
 
 
+def zeroed_resources(state: Mapping[str, Any]) -> dict[str, Any]:
+    """A must-reject vector's state with every resource word 0: an implementation refuses the
+    program before reading a word, so the words only cost bytes (a resource keeps its length,
+    which says whether a view is bound, and every field a binding rule reads)."""
+    out: dict[str, Any] = {}
+    for name, value in state.items():
+        if isinstance(value, Mapping) and "data" in value:
+            value = {**value, "data": [0] * len(value["data"])}
+        out[name] = value
+    return out
+
+
 def to_vector(case: Case, vector_id: str, spec: Spec) -> Vector:
     """The vector of a case, every expectation from the oracle."""
     execution = run(case, spec)
     broken = broken_rules(case, spec) if execution.rejected else ()
     flags = sorted(set(case.flags) | derived_flags(case, execution, broken))
     clauses = broken if execution.rejected else execution.clauses
-    return Vector(vector_id, case.program, case.target, case.runtime, dict(case.state),
+    state = zeroed_resources(case.state) if execution.rejected else dict(case.state)
+    return Vector(vector_id, case.program, case.target, case.runtime, state,
                   expect_json(execution, spec), tuple(clauses), tuple(flags),
                   reason_of(case, execution, broken), _provenance(case.provenance))
 

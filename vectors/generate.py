@@ -31,6 +31,7 @@ from sm5.vectors.format import FORMAT, Header, canonical
 from sm5.vectors.instances import Case
 from sm5.vectors.points import LEVEL_BUDGETS, Budget, Explorer, check_coverage
 from sm5.vectors.sections import (
+    BOUNDARY_PER_CLASS,
     Pool,
     alias_cases,
     boundary_cases,
@@ -69,11 +70,12 @@ class Plan:
     random_cases: int
     random_budget: Budget
     random_chunk: int = 25_000
+    boundary_per_class: int | None = BOUNDARY_PER_CLASS  # None: every boundary point
 
 
 RANDOM_BUDGET = Budget(max_words=256)
 PLANS = {1: Plan(1, LEVEL_BUDGETS[1], 80, RANDOM_BUDGET),
-         2: Plan(2, LEVEL_BUDGETS[2], 340_000, RANDOM_BUDGET)}
+         2: Plan(2, LEVEL_BUDGETS[2], 340_000, RANDOM_BUDGET, boundary_per_class=None)}
 
 
 def expected_count(instructions: int, plan: Plan) -> int:
@@ -114,7 +116,7 @@ def systematic_cases(spec: Spec, name: str, plan: Plan, seed: int
     check_coverage(spec.instruction(name), {c for p in points for c in p.clauses})
     pool = Pool(spec, name, points)
     sections: list[tuple[str, Iterable[Case]]] = [
-        ("boundary", boundary_cases(spec, name, points, seed)),
+        ("boundary", boundary_cases(spec, name, points, seed, plan.boundary_per_class)),
         ("mask-swizzle", mask_swizzle_cases(spec, name, pool, seed)),
         ("registers", register_cases(spec, name, pool, seed)),
         ("cell", cell_cases(spec, name, pool, seed)),

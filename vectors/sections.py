@@ -31,7 +31,7 @@ from dataclasses import replace
 from typing import Any
 
 from sm5.oracle.rules import Value
-from sm5.oracle.spec import OperandSpec, Spec
+from sm5.oracle.spec import OperandSpec, Semantics, Spec
 from sm5.vectors import domain
 from sm5.vectors.instances import Case, Chooser, RandomChooser, Shape, Unrealizable
 from sm5.vectors.points import Explorer, Point
@@ -147,13 +147,32 @@ def _defined_only(spec: Spec, name: str) -> Callable[[Point], bool]:
 # Sections
 
 
-def boundary_cases(spec: Spec, name: str, points: Sequence[Point], seed: int) -> Iterator[Case]:
+#: Boundary points kept per (context, clauses fired, candidate tags): the first ones the
+#: explorer finds (the base and the first hit of each clause come first, then one input varied
+#: at a time). Further points of a class test what the kept ones test; level 2 keeps them all.
+BOUNDARY_PER_CLASS = 2
+
+
+def representatives(points: Iterable[Point], semantics: Semantics,
+                    per_class: int) -> Iterator[Point]:
+    """The first ``per_class`` points of each (context, clauses, tags) class, in order."""
+    seen: dict[tuple[object, ...], int] = {}
+    for p in points:
+        key = (p.context(semantics), p.clauses, p.tags)
+        if seen.get(key, 0) < per_class:
+            seen[key] = seen.get(key, 0) + 1
+            yield p
+
+
+def boundary_cases(spec: Spec, name: str, points: Sequence[Point], seed: int,
+                   per_class: int | None = BOUNDARY_PER_CLASS) -> Iterator[Case]:
     ch = section_rng(seed, name, "boundary")
     shape = default_shape(spec, name)
     lanes = realizer(spec, name).points(shape)
     sem = spec.instruction(name).semantics
     groups: dict[tuple[Value, ...], list[Point]] = {}
-    for p in points:
+    kept = points if per_class is None else representatives(points, sem, per_class)
+    for p in kept:
         groups.setdefault(p.context(sem), []).append(p)
     for group in groups.values():
         for k in range(0, len(group), lanes):
