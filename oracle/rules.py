@@ -13,13 +13,18 @@ import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from sm5.oracle import float64
 from sm5.oracle.errors import RuleError
 
 Value = int | bool | str
 Evaluator = Callable[[Mapping[str, Value]], Value]
 
+#: Functions a rule may call beyond min and max: IEEE binary64 operations on bit patterns
+#: (``sm5.oracle.float64``), by name, with their arity, argument width and Python definition.
+FUNCTIONS: Mapping[str, tuple[int, int, Callable[..., Value]]] = dict(float64.HELPERS)
 #: Helper functions a rule may call, with their arity. Nothing else is callable.
-HELPERS: Mapping[str, int] = {"min": 2, "max": 2}
+HELPERS: Mapping[str, int] = {"min": 2, "max": 2,
+                              **{name: arity for name, (arity, _, _) in FUNCTIONS.items()}}
 
 _BINOPS: Mapping[type[ast.operator], Callable[[int, int], int]] = {
     ast.Add: lambda a, b: a + b,
@@ -156,7 +161,8 @@ def _check(node: ast.AST, text: str, where: str, names: set[str]) -> None:
             _check(part, text, where, names)
     elif isinstance(node, ast.Call):
         if not isinstance(node.func, ast.Name) or node.func.id not in HELPERS:
-            raise _reject(node, text, where, "a call outside the helpers min, max")
+            raise _reject(node, text, where,
+                          f"a call outside the helpers {', '.join(sorted(HELPERS))}")
         if node.keywords or len(node.args) != HELPERS[node.func.id]:
             raise _reject(node, text, where, f"this call of {node.func.id}")
         for arg in node.args:
@@ -227,6 +233,8 @@ def evaluate(node: ast.expr, env: Mapping[str, Value], text: str) -> Value:
     if isinstance(node, ast.Call):
         assert isinstance(node.func, ast.Name)
         args = [_integer(evaluate(a, env, text), text) for a in node.args]
+        if node.func.id in FUNCTIONS:
+            return _apply(node.func.id, args, text)
         return min(args) if node.func.id == "min" else max(args)
     raise RuleError(f"{text!r}: cannot evaluate {type(node).__name__}")
 
@@ -260,8 +268,11 @@ def compile_tree(node: ast.expr, text: str) -> Evaluator:
         return lambda env: body(env) if _truth(test(env), text) else orelse(env)
     if isinstance(node, ast.Call):
         assert isinstance(node.func, ast.Name)
-        pick = min if node.func.id == "min" else max
         args = tuple(compile_tree(a, text) for a in node.args)
+        name = node.func.id
+        if name in FUNCTIONS:
+            return lambda env: _apply(name, [_integer(a(env), text) for a in args], text)
+        pick = min if name == "min" else max
         return lambda env: pick([_integer(a(env), text) for a in args])
     raise RuleError(f"{text!r}: cannot evaluate {type(node).__name__}")
 
@@ -353,6 +364,16 @@ def _compile_compare(node: ast.Compare, text: str) -> Evaluator:
             left_value = right_value
         return True
     return compare
+
+
+def _apply(name: str, args: list[int], text: str) -> Value:
+    """A helper of :data:`FUNCTIONS` on bit patterns (an argument outside 0..2**width-1 is an
+    error: a pattern is never negative nor wider)."""
+    _, width, function = FUNCTIONS[name]
+    for arg in args:
+        if not 0 <= arg < 1 << width:
+            raise RuleError(f"{text!r}: {name} takes {width}-bit patterns, got {arg}")
+    return function(*args)
 
 
 def _truth(value: Value, text: str) -> bool:

@@ -607,6 +607,10 @@ def f64_specials() -> tuple[Candidate, ...]:
         (bits(sys.float_info.min), "boundary"), (bits(0.5), "boundary"),
         (bits(1.0), "boundary"), (bits(-1.0), "boundary"), (bits(2.0), "boundary"),
         (bits(-2.0), "boundary"), (bits(math.nextafter(1.0, 2.0)), "boundary"),
+        # Half an ULP of 1.0: 1 + 2^-53 and (1 + 2^-52) + 2^-53 are the two ties of rounding.
+        (bits(2.0**-53), "halfway"),
+        # Just beyond the 32-bit integer ranges of the double-to-integer conversions.
+        (bits(2.0**31), "range"), (bits(-(2.0**31) - 1.0), "range"), (bits(2.0**32), "range"),
         (bits(sys.float_info.max), "extreme"), (bits(-sys.float_info.max), "extreme"),
         (exp_mask, "inf"), (sign | exp_mask, "inf"),
         (exp_mask | (1 << 51), "nan"), (sign | exp_mask | (1 << 51), "nan"),
