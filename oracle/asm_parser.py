@@ -39,6 +39,7 @@ from sm5.oracle.asm_lexer import NUMBER, PUNCT, WORD, Token, shown, tokenize
 from sm5.oracle.errors import AsmError, SpecError
 from sm5.oracle.program import (
     COMPONENTS,
+    IMMEDIATE_BITS,
     Declaration,
     Instruction,
     Line,
@@ -49,6 +50,8 @@ from sm5.oracle.program import (
 from sm5.oracle.spec import DeclarationSpec, Spec, load_default
 
 IMMEDIATE_FILE = "l"
+DOUBLE_IMMEDIATE_FILE = "d"
+U64_LIMIT = 1 << 64
 ABS_SUFFIX = "_abs"
 SAT_SUFFIX = "_sat"
 U32_LIMIT = 1 << 32
@@ -88,7 +91,7 @@ class Grammar:
 
     @property
     def operand_forms(self) -> str:
-        forms = [f"{f}#" for f in self.indexed_files] + [f"{IMMEDIATE_FILE}(...)"]
+        forms = [f"{f}#" for f in self.indexed_files] + [f"{f}(...)" for f in IMMEDIATE_BITS]
         return ", ".join(forms + list(self.named_files))
 
 
@@ -131,7 +134,7 @@ def _build_grammar(spec: Spec) -> Grammar:
     for ins in spec.instructions.values():
         instructions[ins.name] = tuple(
             OperandSlot(o.name, o.role, _selection(o.selection)) for o in ins.operands)
-    files = [f for f in spec.model.file_names if f != IMMEDIATE_FILE]
+    files = [f for f in spec.model.file_names if f not in IMMEDIATE_BITS]
     indexed = tuple(f for f in files if len(f) == 1)
     named = tuple(f for f in files if len(f) > 1)
     # Both groups always exist (an empty alternation never matches) so lookups need no guard.
@@ -259,6 +262,39 @@ def _f32_bits(text: str) -> int | None:
     return bits
 
 
+def _f64_bits(text: str) -> int | None:
+    """A 64-bit immediate: ``0x`` and up to 16 hex digits is the bit pattern itself; a decimal
+    integer or float literal is the double nearest its value (round to nearest even). None if
+    the text is neither; ValueError if the pattern needs more than 64 bits or the value is not
+    a finite double."""
+    match = _HEX.fullmatch(text)
+    if match is not None:
+        sign, digits = match.groups()
+        if sign or len(digits) > 16:
+            raise ValueError
+        return int(digits, 16)
+    if _FLOAT.fullmatch(text) is None:
+        return None
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError
+    bits: int = struct.unpack("<Q", struct.pack("<d", value))[0]
+    return bits
+
+
+def _double_value(cur: _Cursor, token: Token) -> int:
+    try:
+        value = _f64_bits(token.text)
+    except ValueError:
+        raise cur.error(f"number {shown(token.text)} out of range: a 64-bit immediate is a "
+                        f"finite double or 0x and at most 16 hex digits (its bit pattern)",
+                        token.column) from None
+    if value is None:
+        raise cur.error(f"bad number {shown(token.text)}: expected a decimal or float literal "
+                        f"(a double) or 0x hex (its bit pattern)", token.column)
+    return value
+
+
 def _immediate_value(cur: _Cursor, token: Token) -> int:
     try:
         value = _u32_integer(token.text)
@@ -335,7 +371,7 @@ def _raw_operand(cur: _Cursor) -> _RawOperand:
     if token is None or token.kind != WORD:
         raise cur.error(f"expected an operand ({cur.grammar.operand_forms}), got "
                         f"{cur.got(token)}", cur.where(token))
-    if token.text == IMMEDIATE_FILE and cur.at_punct("("):
+    if token.text in IMMEDIATE_BITS and cur.at_punct("("):
         if modifier_column:
             raise cur.error("modifiers (-, |...|, _abs) are not allowed on an immediate",
                             modifier_column)
@@ -344,13 +380,13 @@ def _raw_operand(cur: _Cursor) -> _RawOperand:
         if cur.at_punct("."):
             assert dot is not None
             raise cur.error("an immediate takes no component selection", dot.column)
-        return _RawOperand(column, Operand(IMMEDIATE_FILE, values=values), 0, None, 0,
+        return _RawOperand(column, Operand(token.text, values=values), 0, None, 0,
                            token.column)
     match = cur.grammar.register.fullmatch(token.text)
     if match is None:
-        if token.text == IMMEDIATE_FILE:
+        if token.text in IMMEDIATE_BITS:
             after = cur.peek()
-            raise cur.error(f"expected '(' after {IMMEDIATE_FILE!r}, got {cur.got(after)}",
+            raise cur.error(f"expected '(' after {token.text!r}, got {cur.got(after)}",
                             cur.where(after))
         if token.text in cur.grammar.indexed_files:
             raise cur.error(f"expected a register number after {shown(token.text)}",
@@ -398,29 +434,35 @@ def _raw_operand(cur: _Cursor) -> _RawOperand:
 
 
 def _immediate_values(cur: _Cursor, l_token: Token) -> tuple[int, ...]:
+    """The values of ``l(...)`` (1 or 4 words) or ``d(...)`` (1 or 2 doubles' bit patterns)."""
+    name = l_token.text
+    double = IMMEDIATE_BITS[name] == 64
+    counts = (1, 2) if double else (1, 4)
     cur.expect_punct("(", "'('")
     values: list[int] = []
     while True:
         token = cur.next()
         if token is None:
-            raise cur.error("unterminated l(...): expected a number and ')'", cur.end_column())
+            raise cur.error(f"unterminated {name}(...): expected a number and ')'",
+                            cur.end_column())
         if token.kind != NUMBER:
-            raise cur.error(f"expected a number in l(...), got {shown(token.text)}",
+            raise cur.error(f"expected a number in {name}(...), got {shown(token.text)}",
                             token.column)
-        if len(values) == 4:
-            raise cur.error("too many immediate values: l(...) takes 1 or 4 values",
-                            token.column)
-        values.append(_immediate_value(cur, token))
+        if len(values) == counts[1]:
+            raise cur.error(f"too many immediate values: {name}(...) takes {counts[0]} or "
+                            f"{counts[1]} values", token.column)
+        values.append(_double_value(cur, token) if double else _immediate_value(cur, token))
         token = cur.next()
         if token is None:
-            raise cur.error("unterminated l(...): expected ')'", cur.end_column())
+            raise cur.error(f"unterminated {name}(...): expected ')'", cur.end_column())
         if token.kind == PUNCT and token.text == ")":
             break
         if not (token.kind == PUNCT and token.text == ","):
-            raise cur.error(f"expected ',' or ')' in l(...), got {shown(token.text)}",
+            raise cur.error(f"expected ',' or ')' in {name}(...), got {shown(token.text)}",
                             token.column)
-    if len(values) not in (1, 4):
-        raise cur.error(f"l(...) takes 1 or 4 values, got {len(values)}", l_token.column)
+    if len(values) not in counts:
+        raise cur.error(f"{name}(...) takes {counts[0]} or {counts[1]} values, got "
+                        f"{len(values)}", l_token.column)
     return tuple(values)
 
 

@@ -2,13 +2,18 @@
 
 One spelling per AST: ``-|r1.zwxy|`` (never ``_abs``), ``, `` between operands, immediates as
 ``l(5)`` / ``l(1, 2, 3, 4)`` with values below 0x80000000 in decimal and the others as
-``0x%08x``. The output parses back to an equal AST (``sm5.oracle.asm_parser``).
+``0x%08x``; 64-bit immediates as ``d(1.5, -0.0)``, each double in Python's shortest
+round-trip spelling, infinities and NaNs as their 16-digit bit pattern ``0x7ff8000000000000``.
+The output parses back to an equal AST (``sm5.oracle.asm_parser``).
 """
 
 from __future__ import annotations
 
-from sm5.oracle.asm_parser import IMMEDIATE_FILE, SAT_SUFFIX
-from sm5.oracle.program import Declaration, Instruction, Line, Operand, Program
+import math
+import struct
+
+from sm5.oracle.asm_parser import SAT_SUFFIX
+from sm5.oracle.program import IMMEDIATE_BITS, Declaration, Instruction, Line, Operand, Program
 from sm5.oracle.spec import Spec, load_default
 
 SIGN_BIT = 0x80000000
@@ -19,9 +24,16 @@ def format_value(value: int) -> str:
     return str(value) if value < SIGN_BIT else f"0x{value:08x}"
 
 
+def format_double(bits: int) -> str:
+    """A 64-bit immediate value: the finite double it is (exactly), else its bit pattern."""
+    value: float = struct.unpack("<d", struct.pack("<Q", bits))[0]
+    return repr(value) if math.isfinite(value) else f"0x{bits:016x}"
+
+
 def format_operand(op: Operand) -> str:
-    if op.file == IMMEDIATE_FILE:
-        text = f"{IMMEDIATE_FILE}({', '.join(format_value(v) for v in op.values)})"
+    if op.is_immediate:
+        spell = format_double if IMMEDIATE_BITS[op.file] == 64 else format_value
+        text = f"{op.file}({', '.join(spell(v) for v in op.values)})"
     else:
         text = op.register
         if op.components:

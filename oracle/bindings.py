@@ -41,7 +41,13 @@ def lanes_of(spec: InstructionSpec, instruction: Instruction) -> tuple[int, ...]
     lanes = spec.semantics.lanes
     if lanes is None:
         return (0,)
-    mask = operand_named(spec, instruction, lanes.operand).components
+    return lanes_in_mask(lanes.type, operand_named(spec, instruction, lanes.operand).components)
+
+
+def lanes_in_mask(kind: str, mask: str) -> tuple[int, ...]:
+    """The lanes a write mask holds: its doubles (``f64``) or its components (``u32``)."""
+    if kind == "u32":
+        return tuple(range(len(mask)))
     return tuple(k for k, letters in enumerate(F64_LANES) if letters in mask)
 
 

@@ -47,6 +47,7 @@ class OperandType:
     bare: str | None      # component count name without a selection; None: selection required
     scalar: bool
     immediate: bool
+    value_dwords: int = 1  # DWORDs per immediate value (2 for IMMEDIATE64)
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,8 @@ def build_encoding(doc: Mapping[str, Any], where: str) -> Encoding:
         immediate_vector_mask=doc["immediate_vector"]["mask"],
         operand_types={
             name: OperandType(name, t["type"], t["indexed"], t.get("bare"),
-                              t.get("scalar", False), t.get("immediate", False))
+                              t.get("scalar", False), t.get("immediate", False),
+                              t.get("value_dwords", 1))
             for name, t in doc["operand_types"].items()},
         extended_operand=_fields(doc["extended_operand"]),
         extended_operand_types=dict(doc["extended_operand_types"]),

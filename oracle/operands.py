@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 from sm5.oracle.errors import ExecError
-from sm5.oracle.program import COMPONENTS, Operand
+from sm5.oracle.program import COMPONENTS, IMMEDIATE_BITS, Operand
 from sm5.oracle.state import MachineState
 
 
 def components(op: Operand, state: MachineState) -> tuple[int, int, int, int]:
     """The four 32-bit components of a source after its swizzle (no modifiers applied).
 
-    A one-value immediate ``l(v)`` reads as v in every component; a select reads its component
+    A one-value immediate ``l(v)`` reads as v in every component (``d(v)``: the double v in
+    both lanes, low word first); a select reads its component
     everywhere, so ``components(op)[0]`` is the selected value.
     """
     if op.is_immediate:
         values = op.values if len(op.values) == 4 else op.values * 4
+        if IMMEDIATE_BITS[op.file] == 64:
+            # d(a) reads as the double a in both lanes; d(a, b) as a in .xy, b in .zw.
+            pair = op.values if len(op.values) == 2 else op.values * 2
+            values = tuple(w for v in pair for w in (v & 0xFFFFFFFF, v >> 32))
         raw = (values[0], values[1], values[2], values[3])
         return raw
     if op.index is None:

@@ -15,13 +15,18 @@ Selection = Literal["none", "mask", "swizzle", "select"]
 
 COMPONENTS = "xyzw"
 
+#: The immediate files and the width of one value: ``l(...)`` holds 1 or 4 32-bit values,
+#: ``d(...)`` 1 or 2 doubles as 64-bit patterns (D3D10_SB_OPERAND_TYPE_IMMEDIATE32 / 64).
+IMMEDIATE_BITS: dict[str, int] = {"l": 32, "d": 64}
+
 
 @dataclass(frozen=True)
 class Operand:
     """One operand.
 
     ``file`` is the register file as written before the number (``r``, ``u``, ``g``), ``l`` for a
-    32-bit immediate, or the name of an index-less input register (``vThreadIDInGroupFlattened``).
+    32-bit immediate, ``d`` for a 64-bit one (``values`` then holds doubles' bit patterns), or
+    the name of an index-less input register (``vThreadIDInGroupFlattened``).
     ``components`` holds the letters after the dot, interpreted by ``selection``: a write mask
     (``xy``), a four-letter swizzle (``xyyy``; shorter swizzles are widened by repeating the last
     letter) or one selected component (``x``).
@@ -37,7 +42,7 @@ class Operand:
 
     @property
     def is_immediate(self) -> bool:
-        return self.file == "l"
+        return self.file in IMMEDIATE_BITS
 
     @property
     def register(self) -> str:

@@ -13,15 +13,20 @@ import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from sm5.oracle import float64
 from sm5.oracle.errors import RuleError
 
 Value = int | bool | str
 Evaluator = Callable[[Mapping[str, Value]], Value]
 
+#: Functions a rule may call beyond min, max and i32: IEEE binary64 operations on bit patterns
+#: (``sm5.oracle.float64``), by name, with their arity, argument width and Python definition.
+FUNCTIONS: Mapping[str, tuple[int, int, Callable[..., Value]]] = dict(float64.HELPERS)
 #: Helper functions a rule may call, with their arity. Nothing else is callable. ``i32(x)`` is
 #: the two's-complement reading of the low 32 bits of ``x`` (-2**31 .. 2**31-1), so rules can
 #: compare 32-bit words as signed integers.
-HELPERS: Mapping[str, int] = {"min": 2, "max": 2, "i32": 1}
+HELPERS: Mapping[str, int] = {"min": 2, "max": 2, "i32": 1,
+                              **{name: arity for name, (arity, _, _) in FUNCTIONS.items()}}
 
 #: 2**31 and 2**32, the constants of ``i32``.
 I32_HALF, I32_SPAN = 1 << 31, 1 << 32
@@ -32,7 +37,9 @@ def as_i32(x: int) -> int:
     return (x + I32_HALF) % I32_SPAN - I32_HALF
 
 
-def _call(name: str, args: list[int]) -> int:
+def _call(name: str, args: list[int], text: str) -> Value:
+    if name in FUNCTIONS:
+        return _apply(name, args, text)
     if name == "i32":
         return as_i32(args[0])
     return min(args) if name == "min" else max(args)
@@ -172,7 +179,8 @@ def _check(node: ast.AST, text: str, where: str, names: set[str]) -> None:
             _check(part, text, where, names)
     elif isinstance(node, ast.Call):
         if not isinstance(node.func, ast.Name) or node.func.id not in HELPERS:
-            raise _reject(node, text, where, "a call outside the helpers " + ", ".join(HELPERS))
+            raise _reject(node, text, where,
+                          f"a call outside the helpers {', '.join(sorted(HELPERS))}")
         if node.keywords or len(node.args) != HELPERS[node.func.id]:
             raise _reject(node, text, where, f"this call of {node.func.id}")
         for arg in node.args:
@@ -243,7 +251,7 @@ def evaluate(node: ast.expr, env: Mapping[str, Value], text: str) -> Value:
     if isinstance(node, ast.Call):
         assert isinstance(node.func, ast.Name)
         args = [_integer(evaluate(a, env, text), text) for a in node.args]
-        return _call(node.func.id, args)
+        return _call(node.func.id, args, text)
     raise RuleError(f"{text!r}: cannot evaluate {type(node).__name__}")
 
 
@@ -278,7 +286,7 @@ def compile_tree(node: ast.expr, text: str) -> Evaluator:
         assert isinstance(node.func, ast.Name)
         helper = node.func.id
         args = tuple(compile_tree(a, text) for a in node.args)
-        return lambda env: _call(helper, [_integer(a(env), text) for a in args])
+        return lambda env: _call(helper, [_integer(a(env), text) for a in args], text)
     raise RuleError(f"{text!r}: cannot evaluate {type(node).__name__}")
 
 
@@ -369,6 +377,16 @@ def _compile_compare(node: ast.Compare, text: str) -> Evaluator:
             left_value = right_value
         return True
     return compare
+
+
+def _apply(name: str, args: list[int], text: str) -> Value:
+    """A helper of :data:`FUNCTIONS` on bit patterns (an argument outside 0..2**width-1 is an
+    error: a pattern is never negative nor wider)."""
+    _, width, function = FUNCTIONS[name]
+    for arg in args:
+        if not 0 <= arg < 1 << width:
+            raise RuleError(f"{text!r}: {name} takes {width}-bit patterns, got {arg}")
+    return function(*args)
 
 
 def _truth(value: Value, text: str) -> bool:

@@ -324,7 +324,12 @@ class MemoryAccess:
 
 @dataclass(frozen=True)
 class Lanes:
-    """One evaluation per lane of ``operand``'s write mask (``f64``: .xy is lane 0, .zw 1)."""
+    """One evaluation per lane of ``operand``'s write mask.
+
+    ``f64``: a double is written per lane, .xy is lane 0 and .zw lane 1. ``u32``: one 32-bit
+    component is written per lane, lane k being the k-th component of the mask (a double
+    comparison writes its first double's result to the first masked component).
+    """
 
     operand: str
     type: str

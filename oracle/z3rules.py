@@ -50,6 +50,7 @@ from typing import Any, Literal
 import z3
 
 from sm5.oracle.errors import RuleError
+from sm5.oracle.float64 import QUIET_NAN
 from sm5.oracle.rules import Rule, Value
 from sm5.oracle.spec import Input, Semantics
 
@@ -59,6 +60,51 @@ Encoding = Literal["bv", "int"]
 WIDTH = 128
 _SIGNED_MIN = -(1 << (WIDTH - 1))
 _SIGNED_MAX = (1 << (WIDTH - 1)) - 1
+
+#: The rule language's ``f64_*`` helpers in z3's floating-point theory (round to nearest even):
+#: name -> (result kind, argument width, operation on the arguments' bit-vectors giving a Bool
+#: or a bit-vector of at most 64 bits). Arithmetic results that are NaN become the default
+#: quiet NaN, as in ``sm5.oracle.float64``.
+def _fp(word: Any) -> Any:
+    return z3.fpBVToFP(word, z3.Float64())
+
+
+def _pattern(result: Any) -> Any:
+    return z3.If(z3.fpIsNaN(result), z3.BitVecVal(QUIET_NAN, 64), z3.fpToIEEEBV(result))
+
+
+def _to_int(word: Any, low: int, high: int, signed: bool) -> Any:
+    """Truncate toward zero after clamping to [low, high]; NaN gives 0 (double to integer)."""
+    x = _fp(word)
+    top = z3.FPVal(float(high) + 1.0, z3.Float64())
+    bottom = z3.FPVal(float(low), z3.Float64())
+    convert = z3.fpToSBV if signed else z3.fpToUBV
+    below = z3.fpLEQ(x, bottom) if signed else z3.fpLT(x, z3.FPVal(1.0, z3.Float64()))
+    inside = convert(z3.RTZ(), x, z3.BitVecSort(32))
+    return z3.If(z3.fpIsNaN(x), z3.BitVecVal(0, 32),
+                 z3.If(z3.fpGEQ(x, top), z3.BitVecVal(high & 0xFFFFFFFF, 32),
+                       z3.If(below, z3.BitVecVal(low & 0xFFFFFFFF, 32), inside)))
+
+
+F64_OPS: Mapping[str, tuple[str, int, Callable[..., Any]]] = {
+    "f64_add": ("int", 64, lambda a, b: _pattern(z3.fpAdd(z3.RNE(), _fp(a), _fp(b)))),
+    "f64_mul": ("int", 64, lambda a, b: _pattern(z3.fpMul(z3.RNE(), _fp(a), _fp(b)))),
+    "f64_div": ("int", 64, lambda a, b: _pattern(z3.fpDiv(z3.RNE(), _fp(a), _fp(b)))),
+    "f64_fma": ("int", 64, lambda a, b, c: _pattern(z3.fpFMA(z3.RNE(), _fp(a), _fp(b), _fp(c)))),
+    "f64_lt": ("bool", 64, lambda a, b: z3.fpLT(_fp(a), _fp(b))),
+    "f64_ge": ("bool", 64, lambda a, b: z3.fpGEQ(_fp(a), _fp(b))),
+    "f64_eq": ("bool", 64, lambda a, b: z3.fpEQ(_fp(a), _fp(b))),
+    "f64_is_nan": ("bool", 64, lambda a: z3.fpIsNaN(_fp(a))),
+    "f64_is_inf": ("bool", 64, lambda a: z3.fpIsInf(_fp(a))),
+    "f64_is_zero": ("bool", 64, lambda a: z3.fpIsZero(_fp(a))),
+    "f64_is_denormal": ("bool", 64, lambda a: z3.fpIsSubnormal(_fp(a))),
+    "f64_to_i32": ("int", 64, lambda a: _to_int(a, -(2**31), 2**31 - 1, True)),
+    "f64_to_u32": ("int", 64, lambda a: _to_int(a, 0, 2**32 - 1, False)),
+    "f64_from_i32": ("int", 32, lambda w: z3.fpToIEEEBV(
+        z3.fpSignedToFP(z3.RNE(), w, z3.Float64()))),
+    "f64_from_u32": ("int", 32, lambda w: z3.fpToIEEEBV(
+        z3.fpUnsignedToFP(z3.RNE(), w, z3.Float64()))),
+}
 
 #: Node types that make the ``bv`` encoding the better choice for a semantics.
 _BIT_NODES = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift, ast.Invert)
@@ -105,6 +151,7 @@ class Symbols(Mapping[str, Any]):
     derived_condition: Any
     _derive: Callable[[Mapping[str, Any]], tuple[dict[str, Any], dict[str, tuple[str, ...]], Any]] \
         = field(repr=False, compare=False)
+    abstract: bool = False  # f64 arithmetic results are free 64-bit patterns (see symbols)
 
     def __getitem__(self, name: str) -> Any:
         return self.exprs[name]
@@ -128,7 +175,7 @@ class Symbols(Mapping[str, Any]):
         exprs[name] = expr
         derived, enums, condition = self._derive(exprs)
         return Symbols(self.encoding, self.inputs, derived, self.bases, enums, self.constraints,
-                       condition, self._derive)
+                       condition, self._derive, self.abstract)
 
     def read(self, model: Any) -> dict[str, Value]:
         """The value of every input in a z3 model (unconstrained inputs take their minimum)."""
@@ -178,12 +225,15 @@ class Symbols(Mapping[str, Any]):
 
 
 def preferred_encoding(semantics: Semantics) -> Encoding:
-    """``bv`` when a rule of the semantics uses bit operations, ``int`` otherwise.
+    """``bv`` when a rule of the semantics uses bit operations or f64 helpers, ``int``
+    otherwise.
 
     AND, OR and XOR of 32-bit words (u32 inputs and constants) do not count: the ``int``
     encoding translates them at 32 bits, cheaply, while ``bv`` would make every product of the
     address formula a 128-bit multiplication.
     """
+    if uses_f64(semantics):
+        return "bv"
     words = {i.name for i in semantics.inputs if i.type == "u32"}
     for rule in _rules_of(semantics):
         for node in ast.walk(rule.tree):
@@ -205,6 +255,20 @@ def _word_bits(node: ast.AST, words: set[str]) -> bool:
     return False
 
 
+def uses_f64(semantics: Semantics) -> bool:
+    """Whether a rule of the semantics calls an ``f64_*`` helper."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+               and n.func.id in F64_OPS for rule in _rules_of(semantics)
+               for n in ast.walk(rule.tree))
+
+
+def encodings_of(semantics: Semantics) -> tuple[Encoding, ...]:
+    """The encodings a theorem checks a semantics in: both, except that f64 helpers are
+    bit-level operations on 64-bit patterns that only the ``bv`` encoding states natively (in
+    ``int`` every argument would go through ``Int2BV``, beyond any budget)."""
+    return ("bv",) if uses_f64(semantics) else ("bv", "int")
+
+
 def _rules_of(semantics: Semantics) -> Iterator[Rule]:
     if semantics.assume is not None:
         yield semantics.assume
@@ -219,11 +283,18 @@ def _rules_of(semantics: Semantics) -> Iterator[Rule]:
 
 
 def symbols(semantics: Semantics, *, encoding: Encoding | None = None,
-            prefix: str = "") -> Symbols:
+            prefix: str = "", abstract: bool = False) -> Symbols:
     """One z3 symbol per input with its range constraint, plus the derived values as terms.
 
     ``u32``: 0..2**32-1, ``u64``: 0..2**64-1, ``int``: min..max, ``bool``: a Bool, ``enum``: a
     code 0..len(values)-1. ``prefix`` names a second, independent copy of the inputs.
+
+    ``abstract``: the result of each f64 arithmetic helper (``f64_add``, ``f64_mul``, ...) is a
+    free 64-bit pattern, one per distinct call, instead of the IEEE operation (whose circuits
+    take z3 far beyond a proof's budget); the class predicates and comparisons stay exact. A
+    partition proved so holds for every result, the IEEE one included; that a clause is
+    reachable with the real operation is shown by the golden vectors, and the evaluator
+    agreement theorem checks the exact translation.
     """
     enc = encoding or preferred_encoding(semantics)
     exprs: dict[str, Any] = {}
@@ -234,7 +305,7 @@ def symbols(semantics: Semantics, *, encoding: Encoding | None = None,
         bases[i.name], exprs[i.name] = base, value
         if constraint is not None:
             constraints.append(constraint)
-    return _with_derived(semantics, enc, exprs, bases, tuple(constraints))
+    return _with_derived(semantics, enc, exprs, bases, tuple(constraints), abstract)
 
 
 def constants(semantics: Semantics, values: Mapping[str, Value], *,
@@ -250,7 +321,8 @@ def constants(semantics: Semantics, values: Mapping[str, Value], *,
 
 
 def _with_derived(semantics: Semantics, enc: Encoding, exprs: dict[str, Any],
-                  bases: dict[str, Any], constraints: tuple[Any, ...]) -> Symbols:
+                  bases: dict[str, Any], constraints: tuple[Any, ...],
+                  abstract: bool = False) -> Symbols:
     input_enums = {i.name: i.values for i in semantics.inputs if i.type == "enum"}
 
     def derive(inputs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, tuple[str, ...]],
@@ -259,7 +331,7 @@ def _with_derived(semantics: Semantics, enc: Encoding, exprs: dict[str, Any],
         enums = dict(input_enums)
         conditions = []
         for d in semantics.derived:
-            translation = translate(d.expr, env, enums=enums, encoding=enc)
+            translation = translate(d.expr, env, enums=enums, encoding=enc, abstract=abstract)
             env[d.name] = translation.expr
             if translation.term.kind == "str":
                 enums[d.name] = translation.term.values
@@ -267,7 +339,8 @@ def _with_derived(semantics: Semantics, enc: Encoding, exprs: dict[str, Any],
         return env, enums, z3.And(*conditions) if conditions else z3.BoolVal(True)
 
     env, enums, condition = derive(exprs)
-    return Symbols(enc, semantics.inputs, env, bases, enums, constraints, condition, derive)
+    return Symbols(enc, semantics.inputs, env, bases, enums, constraints, condition, derive,
+                   abstract)
 
 
 def to_z3(rule: Rule, env: Mapping[str, Any], *,
@@ -286,14 +359,17 @@ def side_conditions(rule: Rule, env: Mapping[str, Any], *,
 
 def translate(rule: Rule, env: Mapping[str, Any], *,
               enums: Mapping[str, tuple[str, ...]] | None = None,
-              encoding: Encoding | None = None) -> Translation:
-    """Translate ``rule``; ``enums`` and ``encoding`` default to those of a :class:`Symbols`."""
+              encoding: Encoding | None = None, abstract: bool | None = None) -> Translation:
+    """Translate ``rule``; ``enums``, ``encoding`` and ``abstract`` default to those of a
+    :class:`Symbols`."""
     if isinstance(env, Symbols):
         enums = env.enums if enums is None else enums
         encoding = encoding or env.encoding
+        abstract = env.abstract if abstract is None else abstract
     words = frozenset(i.name for i in env.inputs if i.type == "u32") if isinstance(env, Symbols) \
         else frozenset()
-    translator = _Translator(env, enums or {}, encoding or _infer_encoding(env), rule.text, words)
+    translator = _Translator(env, enums or {}, encoding or _infer_encoding(env), rule.text,
+                             bool(abstract), words)
     term = translator.term(rule.tree, z3.BoolVal(True))
     condition = z3.And(*translator.conditions) if translator.conditions else z3.BoolVal(True)
     return Translation(term, condition)
@@ -448,7 +524,9 @@ class _Translator:
     """One walk over a rule tree; collects the guarded side conditions on the way."""
 
     def __init__(self, env: Mapping[str, Any], enums: Mapping[str, tuple[str, ...]],
-                 encoding: Encoding, text: str, words: frozenset[str] = frozenset()) -> None:
+                 encoding: Encoding, text: str, abstract: bool = False,
+                 words: frozenset[str] = frozenset()) -> None:
+        self.abstract = abstract
         self.env = env
         self.words = words  # the u32 inputs
         self.enums = enums
@@ -544,6 +622,10 @@ class _Translator:
             body = self.term(node.body, z3.And(guard, test))
             orelse = self.term(node.orelse, z3.And(guard, z3.Not(test)))
             return self.choose(test, body, orelse)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in F64_OPS:
+            args = [self.integer(self.term(arg, guard)) for arg in node.args]
+            return self.float64(node.func.id, args, guard)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             if node.func.id == "i32":
                 x = self.integer(self.term(node.args[0], guard))
@@ -556,6 +638,32 @@ class _Translator:
             if node.func.id == "max":
                 return Term("int", z3.If(a >= b, a, b))
         raise self.error(f"cannot translate {type(node).__name__}")
+
+    def float64(self, name: str, args: list[Any], guard: Any) -> Term:
+        """An ``f64_*`` helper in z3's floating-point theory, exact like the Python one.
+
+        Each argument must be a pattern of the helper's width (the side condition, as the
+        Python evaluator raises otherwise). With ``abstract`` (see :func:`symbols`), an
+        arithmetic result is a free pattern, one per distinct call.
+        """
+        kind, width, op = F64_OPS[name]
+        words = []
+        for arg in args:
+            if self.enc == "bv":
+                self.require(guard, z3.And(arg >= 0, arg < self.const(1 << width)))
+                words.append(z3.Extract(width - 1, 0, arg))
+            else:
+                self.require(guard, z3.And(arg >= 0, arg < (1 << width)))
+                words.append(z3.Int2BV(arg, width))
+        if kind == "bool":
+            return Term("bool", op(*words))
+        pattern = op(*words)
+        if self.abstract:
+            pattern = z3.BitVec(f"{name}({', '.join(w.sexpr() for w in words)})",
+                                pattern.size())
+        if self.enc == "bv":
+            return Term("int", z3.ZeroExt(WIDTH - pattern.size(), pattern))
+        return Term("int", z3.BV2Int(pattern))
 
     def name(self, name: str) -> Term:
         try:

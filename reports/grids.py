@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sm5.oracle.program import IMMEDIATE_BITS
 from sm5.oracle.spec import InstructionSpec, Spec
 from sm5.reports.coverage import (
     IMMEDIATE,
@@ -74,7 +75,7 @@ def mask_grids(ins: InstructionSpec, index: VectorIndex) -> list[Grid]:
     for op in swizzle_operands(ins):
         seen = {k: v for k, v in index.mask_swizzle.items() if k[0] == ins.name and k[1] == op.name}
         classes = [*op.swizzles, OTHER_SWIZZLE] if op.swizzles else list(SWIZZLE_PATTERNS)
-        if "l" in op.files:
+        if any(f in IMMEDIATE_BITS for f in op.files):
             classes.append(IMMEDIATE)
         legal_classes = set(classes) - {OTHER_SWIZZLE}
         masks = list(mask_op.masks) + sorted({k[2] for k in seen} - set(mask_op.masks))

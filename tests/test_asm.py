@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -172,6 +173,44 @@ def test_immediate_literals(literal: str, bits: int) -> None:
     ins = parse_line(f"mov r0.x, l({literal})")
     assert isinstance(ins, Instruction)
     assert ins.operands[1] == imm("swizzle", bits)
+
+
+@pytest.mark.parametrize(("literal", "bits"), [
+    ("1.5", 0x3FF8000000000000),
+    ("1", 0x3FF0000000000000),
+    ("-0.0", 0x8000000000000000),
+    ("5e-324", 0x0000000000000001),
+    ("0.1", 0x3FB999999999999A),
+    ("0x7ff8000000000001", 0x7FF8000000000001),
+    ("0xfff0000000000000", 0xFFF0000000000000),
+])
+def test_double_immediate_literals(literal: str, bits: int) -> None:
+    """d(...): a decimal is the double nearest its value, 0x... the bit pattern itself."""
+    op = parse_line(f"dmovc r0.xyzw, r1.xyzw, d({literal}), r2.xyzw").operands[2]
+    assert (op.file, op.values) == ("d", (bits,))
+
+
+@pytest.mark.parametrize(("bits", "text"), [
+    ((0x3FF8000000000000, 0x8000000000000000), "d(1.5, -0.0)"),
+    ((0x0000000000000001,), "d(5e-324)"),
+    ((0x7FF0000000000000, 0x7FF8000000000001), "d(0x7ff0000000000000, 0x7ff8000000000001)"),
+])
+def test_double_immediate_prints_value_or_bit_pattern(bits: tuple[int, ...], text: str) -> None:
+    line = f"dmovc r0.xyzw, r1.xyzw, {text}, r2.xyzw"
+    op = parse_line(line).operands[2]
+    assert op.values == bits
+    assert format_line(parse_line(line)) == line
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    ("d(1, 2, 3)", "too many immediate values: d(...) takes 1 or 2 values"),
+    ("d(0x10000000000000000)", "out of range: a 64-bit immediate"),
+    ("d(1e999)", "out of range: a 64-bit immediate"),
+    ("d(-0x1)", "out of range: a 64-bit immediate"),
+])
+def test_double_immediate_errors(text: str, fragment: str) -> None:
+    with pytest.raises(AsmError, match=re.escape(fragment)):
+        parse_line(f"dmovc r0.xyzw, r1.xyzw, {text}, r2.xyzw")
 
 
 def test_immediate_prints_decimal_below_sign_bit_and_hex_from_it() -> None:
@@ -344,7 +383,8 @@ ERRORS = [
     ("mov r0, r1 r2", 12, "expected ',' or end of line after an operand, got 'r2'"),
     ("mov r0,", 8, "expected an operand, got end of line"),
     ("mov r0, , r1", 9, "expected an operand"),
-    ("mov r0, s0", 9, "expected an operand (r#, u#, g#, t#, l(...), vThreadIDInGroupFlattened), "
+    ("mov r0, s0", 9, "expected an operand (r#, u#, g#, t#, l(...), d(...), "
+     "vThreadIDInGroupFlattened), "
      "got 's0'"),
     ("mov r0, r", 10, "expected a register number after 'r'"),
     ("mov r0, r99999999999", 10, "register index '99999999999' of r# out of range"),
@@ -453,6 +493,10 @@ def operands(draw: st.DrawFn, role: str, selection: str) -> Operand:
         values = draw(st.lists(u32, min_size=1, max_size=1) | st.lists(u32, min_size=4,
                                                                          max_size=4))
         return Operand("l", None, tuple(values), selection, "")  # type: ignore[arg-type]
+    if file == "d":
+        u64 = st.integers(0, (1 << 64) - 1)
+        doubles = draw(st.lists(u64, min_size=1, max_size=2))
+        return Operand("d", None, tuple(doubles), selection, "")  # type: ignore[arg-type]
     index = draw(u32) if len(file) == 1 else None
     if selection == "mask":
         chosen = draw(st.sets(st.sampled_from(COMPONENTS), min_size=1))

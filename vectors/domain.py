@@ -316,6 +316,61 @@ def contexts(semantics: Semantics) -> Iterator[dict[str, Value]]:
         yield dict(zip(names, combo, strict=True))
 
 
+#: Bindings of a source modifier or the instruction's ``_sat``: combined pairwise, not in full.
+MODIFIER_BINDINGS = frozenset({"modifier", "sat"})
+
+
+def pairwise(rows: Sequence[dict[str, Value]]) -> list[dict[str, Value]]:
+    """Of ``rows`` (combinations of the same names), a subset in which every pair of values of
+    every two names that ``rows`` holds appears: greedy, the first row first, then each time the
+    first row covering the most pairs not yet covered. Deterministic."""
+    def pairs(row: dict[str, Value]) -> set[tuple[tuple[str, Value], tuple[str, Value]]]:
+        items = list(row.items())
+        return {(a, b) for i, a in enumerate(items) for b in items[i + 1:]} | \
+            {(a, a) for a in items}
+
+    keyed = [(row, pairs(row)) for row in rows]
+    uncovered = set().union(*(k for _, k in keyed)) if keyed else set()
+    chosen: list[dict[str, Value]] = []
+    while uncovered:
+        best, gain = None, 0
+        for row, k in keyed:
+            n = len(k & uncovered)
+            if n > gain:
+                best, gain = (row, k), n
+        assert best is not None
+        chosen.append(best[0])
+        uncovered -= best[1]
+    return chosen
+
+
+def covering_contexts(semantics: Semantics,
+                      keep: Callable[[dict[str, Value]], bool] = lambda _: True
+                      ) -> list[dict[str, Value]]:
+    """The contexts the systematic sections explore: every combination of the inputs that
+    choose a code path (memory file and kind, invocation, mask width), crossed with modifier
+    combinations (``-``, ``_abs``, ``_sat``) that cover every pair of modifier values. A modifier
+    changes an operand's value before the operation, so each one and each two interacting are
+    what an implementation can get wrong; the full product (128 contexts for a three-source
+    double instruction) repeats the same boundary points under every combination. ``keep``
+    filters contexts (e.g. realizable ones) before the covering is chosen."""
+    by_name = {i.name: i for i in semantics.inputs}
+    choices = context_choices(semantics)
+    modifiers = [n for n in choices if by_name[n].source.kind in MODIFIER_BINDINGS]
+    kept = [c for c in contexts(semantics) if keep(c)]
+    if len(modifiers) < 3:
+        return kept
+    out: list[dict[str, Value]] = []
+    groups: dict[tuple[Value, ...], list[dict[str, Value]]] = {}
+    for c in kept:
+        groups.setdefault(tuple(v for n, v in c.items() if n not in modifiers), []).append(c)
+    for group in groups.values():
+        rows = [{n: c[n] for n in modifiers} for c in group]
+        for row in pairwise(rows):
+            out.append(next(c for c in group if all(c[n] == row[n] for n in modifiers)))
+    return out
+
+
 def dimension_inputs(semantics: Semantics) -> tuple[str, ...]:
     """The inputs the ``assume`` rule constrains: the shape of the accessed resource."""
     if semantics.assume is None:
@@ -607,6 +662,10 @@ def f64_specials() -> tuple[Candidate, ...]:
         (bits(sys.float_info.min), "boundary"), (bits(0.5), "boundary"),
         (bits(1.0), "boundary"), (bits(-1.0), "boundary"), (bits(2.0), "boundary"),
         (bits(-2.0), "boundary"), (bits(math.nextafter(1.0, 2.0)), "boundary"),
+        # Half an ULP of 1.0: 1 + 2^-53 and (1 + 2^-52) + 2^-53 are the two ties of rounding.
+        (bits(2.0**-53), "halfway"),
+        # Just beyond the 32-bit integer ranges of the double-to-integer conversions.
+        (bits(2.0**31), "range"), (bits(-(2.0**31) - 1.0), "range"), (bits(2.0**32), "range"),
         (bits(sys.float_info.max), "extreme"), (bits(-sys.float_info.max), "extreme"),
         (exp_mask, "inf"), (sign | exp_mask, "inf"),
         (exp_mask | (1 << 51), "nan"), (sign | exp_mask | (1 << 51), "nan"),

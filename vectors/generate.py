@@ -71,11 +71,13 @@ class Plan:
     random_budget: Budget
     random_chunk: int = 25_000
     boundary_per_class: int | None = BOUNDARY_PER_CLASS  # None: every boundary point
+    every_context: bool = False  # True: every modifier combination, not pairwise
 
 
 RANDOM_BUDGET = Budget(max_words=256)
 PLANS = {1: Plan(1, LEVEL_BUDGETS[1], 80, RANDOM_BUDGET),
-         2: Plan(2, LEVEL_BUDGETS[2], 340_000, RANDOM_BUDGET, boundary_per_class=None)}
+         2: Plan(2, LEVEL_BUDGETS[2], 340_000, RANDOM_BUDGET, boundary_per_class=None,
+                      every_context=True)}
 
 
 def expected_count(instructions: int, plan: Plan) -> int:
@@ -111,7 +113,7 @@ def units(spec: Spec, names: Sequence[str], plan: Plan) -> list[Unit]:
 
 def systematic_cases(spec: Spec, name: str, plan: Plan, seed: int
                      ) -> Iterator[tuple[str, Case]]:
-    explorer = Explorer(spec, name, plan.budget)
+    explorer = Explorer(spec, name, plan.budget, every_context=plan.every_context)
     points = list(explorer.points())
     check_coverage(spec.instruction(name), {c for p in points for c in p.clauses})
     pool = Pool(spec, name, points)

@@ -16,9 +16,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
 from sm5.oracle.asm import format_line
-from sm5.oracle.program import COMPONENTS, Declaration, Instruction, Line, Operand, Program
+from sm5.oracle.program import (
+    COMPONENTS,
+    IMMEDIATE_BITS,
+    Declaration,
+    Instruction,
+    Line,
+    Operand,
+    Program,
+)
 from sm5.oracle.spec import InstructionSpec, Spec
-from sm5.oracle.state import MachineState, Resource
+from sm5.oracle.state import MachineState, Resource, join64
 from sm5.vectors import domain
 
 T = TypeVar("T")
@@ -198,8 +206,8 @@ def declarations(spec: Spec, shape: Shape) -> list[Declaration]:
 
 
 def operand_of(op_selection: str, slot: Slot, values: Sequence[int]) -> Operand:
-    if slot.file == "l":
-        return Operand("l", None, tuple(values), op_selection, "")  # type: ignore[arg-type]
+    if slot.file in IMMEDIATE_BITS:
+        return Operand(slot.file, None, tuple(values), op_selection, "")  # type: ignore[arg-type]
     return Operand(slot.file, slot.index, (), op_selection,  # type: ignore[arg-type]
                    slot.components if op_selection != "none" else "", slot.neg, slot.abs)
 
@@ -254,7 +262,7 @@ class Assembler:
         cannot give two positions different values; the oracle reports what is really read).
         """
         slot = self.shape.slots[i]
-        if slot.file == "l":
+        if slot.file in IMMEDIATE_BITS:
             values = self.literals.setdefault(i, [None, None, None, None])
             for k, v in enumerate(wanted):
                 if v is not None and values[k] is None:
@@ -282,6 +290,9 @@ class Assembler:
         selection = self.ins.operands[i].selection
         wanted = self.literals.get(i, [None, None, None, None])
         filled = [self.chooser.integer(0, U32) if v is None else v for v in wanted]
+        if IMMEDIATE_BITS[self.shape.slots[i].file] == 64:
+            # d(a, b): the words read at .xy and .zw, paired into two doubles (low word first).
+            return (join64(filled[0], filled[1]), join64(filled[2], filled[3]))
         if selection in ("select", "none", "mask"):
             return (filled[0],)
         return tuple(filled)
@@ -318,7 +329,7 @@ class Assembler:
         shape = self.shape
         operands = []
         for i, (op_spec, slot) in enumerate(zip(self.ins.operands, shape.slots, strict=True)):
-            values = self._literal_values(i) if slot.file == "l" else ()
+            values = self._literal_values(i) if slot.file in IMMEDIATE_BITS else ()
             operands.append(operand_of(op_spec.selection, slot, values))
         lines: list[Line] = list(declarations(self.spec, shape))
         lines.append(Instruction(shape.instruction, tuple(operands), shape.sat))

@@ -155,7 +155,9 @@ def _clause(semantics: Semantics, clause_id: str) -> Clause:
 class Explorer:
     """Boundary points of one instruction under a state budget."""
 
-    def __init__(self, spec: Spec, name: str, budget: Budget) -> None:
+    def __init__(self, spec: Spec, name: str, budget: Budget, *,
+                 every_context: bool = False) -> None:
+        self.every_context = every_context  # False: modifier contexts pairwise (domain)
         self.spec = spec
         self.ins = spec.instruction(name)
         self.sem = self.ins.semantics
@@ -284,11 +286,14 @@ class Explorer:
                     yield Point(_ordered(self.sem, env), cand.tags, fired)
 
     def points(self) -> Iterator[Point]:
-        """Every boundary point of every realizable context, without repeats."""
+        """Every boundary point of every realizable context (modifier contexts pairwise unless
+        ``every_context``), without repeats."""
         seen: set[tuple[tuple[str, Value], ...]] = set()
-        for context in domain.contexts(self.sem):
-            if not self.realizable(context):
-                continue
+        if self.every_context:
+            chosen = [c for c in domain.contexts(self.sem) if self.realizable(c)]
+        else:
+            chosen = domain.covering_contexts(self.sem, self.realizable)
+        for context in chosen:
             base = self.base(context)
             bases = [base]
             for clause in self.ins.clauses:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from sm5.oracle.bindings import F64_LANES
+from sm5.oracle.bindings import lanes_in_mask
 from sm5.oracle.clauses import address_of
 from sm5.oracle.program import COMPONENTS
 from sm5.oracle.rules import Value
@@ -108,7 +108,7 @@ def _lanes(spec: Spec, shape: Shape) -> tuple[int, ...]:
     if ins.semantics.lanes is None:
         return (0,)
     mask = shape.slots[_position(ins, ins.semantics.lanes.operand)].components
-    return tuple(k for k, letters in enumerate(F64_LANES) if letters in mask)
+    return lanes_in_mask(ins.semantics.lanes.type, mask)
 
 
 def _dims(p: Point, kind: str, fields: Mapping[str, str] | None = None) -> Dims:

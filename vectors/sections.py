@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from sm5.oracle.program import IMMEDIATE_BITS
 from sm5.oracle.rules import Value
 from sm5.oracle.spec import OperandSpec, Semantics, Spec
 from sm5.vectors import domain
@@ -219,7 +220,8 @@ def mask_swizzle_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator
 
     def registers(selection: str) -> list[int]:
         return [i for i, (op, s) in enumerate(zip(ins.operands, base.slots, strict=True))
-                if op.selection == selection and s.file != "l" and domain.is_indexed(s.file)]
+                if op.selection == selection and s.file not in IMMEDIATE_BITS
+                and domain.is_indexed(s.file)]
 
     masks, swizzles, selects = registers("mask"), registers("swizzle"), registers("select")
     mask_slots: list[int | None] = list(masks) or [None]
@@ -256,7 +258,7 @@ def register_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator[Cas
               if not violations(spec, s)]
     for i, op in enumerate(ins.operands):
         for file in op.files:
-            if not domain.is_indexed(file) or file == "l":
+            if not domain.is_indexed(file) or file in IMMEDIATE_BITS:
                 continue
             with_file = [s for s in shapes if s.slots[i].file == file]
             if not with_file:
@@ -331,13 +333,13 @@ def _reject_shapes(spec: Spec, name: str) -> Iterator[tuple[Shape, str]]:
     base = default_shape(spec, name)
     for i, op in enumerate(ins.operands):
         slot = base.slots[i]
-        if op.selection == "mask" and slot.file != "l":
+        if op.selection == "mask" and slot.file not in IMMEDIATE_BITS:
             for mask in domain.illegal_masks(op):
                 yield _with_components(base, i, mask), f"{op.name} mask .{mask}"
-        if op.selection == "swizzle" and slot.file != "l":
+        if op.selection == "swizzle" and slot.file not in IMMEDIATE_BITS:
             for swz in domain.illegal_swizzles(op):
                 yield _with_components(base, i, swz), f"{op.name} swizzle .{swz}"
-        if op.role == "src" and slot.file != "l":
+        if op.role == "src" and slot.file not in IMMEDIATE_BITS:
             for neg, abs_ in domain.illegal_modifier_sets(op):
                 yield (base.with_slot(i, replace(slot, neg=neg, abs=abs_)),
                        f"{op.name} modifiers neg={neg} abs={abs_}")

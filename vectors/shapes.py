@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.legality import violations as oracle_violations
+from sm5.oracle.program import IMMEDIATE_BITS
 from sm5.oracle.rules import Value
 from sm5.oracle.spec import MEMORY_ALIAS, InstructionSpec, OperandSpec, Spec
 from sm5.oracle.state import MachineState, Resource
@@ -85,13 +86,13 @@ def _slot_choices(spec: Spec, ins: InstructionSpec, i: int, stage: str,
                     out.append(Slot(file, 0, components, kind=kind,
                                     dims=_default_dims(kind, _counts(ins, op.name, kind, file))))
         else:
-            index = 0 if domain.is_indexed(file) and file != "l" else None
+            index = 0 if domain.is_indexed(file) and file not in IMMEDIATE_BITS else None
             out.append(Slot(file, index, components))
     return out
 
 
 def _components_for(op: OperandSpec, file: str) -> str:
-    if file == "l":
+    if file in IMMEDIATE_BITS:
         return ""
     if not domain.is_indexed(file) and op.selection == "select":
         return "x"
@@ -254,9 +255,9 @@ def _decorate(spec: Spec, ins: InstructionSpec, base: Shape, chooser: Chooser) -
             if slot.kind == "typed":
                 rt, fmt = chooser.pick(legal_typed_pairs(spec, ins.name))
                 slot = replace(slot, return_type=rt, format=fmt)
-        if slot.file not in ("l",) and domain.is_indexed(slot.file):
+        if slot.file not in IMMEDIATE_BITS and domain.is_indexed(slot.file):
             slot = replace(slot, components=chooser.pick(domain.components_choices(op)))
-        if op.role == "src" and slot.file != "l":
+        if op.role == "src" and slot.file not in IMMEDIATE_BITS:
             neg, abs_ = chooser.pick(domain.modifier_sets(op.modifiers))
             slot = replace(slot, neg=neg, abs=abs_)
         slots.append(slot)
@@ -290,8 +291,8 @@ def _retarget_slot(spec: Spec, name: str, op: OperandSpec, slot: Slot, file: str
     if domain.is_resource_file(spec, file):
         kinds = domain.legal_kinds(spec, op, file) or domain.kinds_of(spec, file)
         return _resource_slot(spec, name, file, 0, kinds[0], components)
-    if file == "l":
-        return Slot("l", None, "")
+    if file in IMMEDIATE_BITS:
+        return Slot(file, None, "")
     if not domain.is_indexed(file):
         return Slot(file, None, components)
     return Slot(file, slot.index if slot.file == file else 7, components)
@@ -330,7 +331,7 @@ def moves(spec: Spec, shape: Shape) -> Iterator[Move]:
                 yield Move(f"{op.name} view without a counter", shape.with_slot(
                     i, replace(slot, dims=replace(slot.dims, counter=None))))
             yield from _dimension_moves(spec, shape, i, target.stage, target.model)
-        if slot.file != "l":
+        if slot.file not in IMMEDIATE_BITS:
             if op.selection == "mask":
                 for mask in domain.all_masks():
                     if mask != slot.components:

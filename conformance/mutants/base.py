@@ -151,6 +151,9 @@ class NaiveTranslator:
 
     def swizzled(self, op: Operand, m: Machine) -> list[int]:
         """The four components of a source after its swizzle or select."""
+        if op.file == "d":  # d(a) or d(a, b): doubles, low word first
+            pair = list(op.values) * (2 // len(op.values))
+            return [w for v in pair for w in (v & U32, v >> 32)]
         if op.is_immediate:
             return list(op.values) if len(op.values) == 4 else [op.values[0]] * 4
         if op.index is None:

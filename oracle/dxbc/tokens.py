@@ -120,8 +120,15 @@ def encode_operand(op: Operand, ctx: _Context, where: str) -> list[int]:
     token = fields["type"].put(optype.type)
     tail: list[int] = []
     if optype.immediate:
-        token |= _immediate_components(op, ctx, where)
-        tail.extend(_u32(v, f"{where}: immediate value", allow_negative=True) for v in op.values)
+        token |= _immediate_components(op, optype.value_dwords, ctx, where)
+        if optype.value_dwords == 2:
+            for v in op.values:
+                if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 1 << 64:
+                    raise EncodeError(f"{v!r} does not fit 64 bits", where=where)
+                tail.extend((v & U32, v >> 32))
+        else:
+            tail.extend(_u32(v, f"{where}: immediate value", allow_negative=True)
+                        for v in op.values)
     else:
         if op.values:
             raise EncodeError(f"{op.register} carries immediate values", where=where)
@@ -159,7 +166,7 @@ def _modifier_token(op: Operand, ctx: _Context) -> int | None:
             | enc.extended_operand["modifier"].put(enc.operand_modifiers[name]))
 
 
-def _immediate_components(op: Operand, ctx: _Context, where: str) -> int:
+def _immediate_components(op: Operand, value_dwords: int, ctx: _Context, where: str) -> int:
     enc = ctx.encoding
     fields = enc.operand_token
     # The selection of an immediate is that of its operand position; no letters apply to it.
@@ -167,11 +174,12 @@ def _immediate_components(op: Operand, ctx: _Context, where: str) -> int:
         raise EncodeError(f"an immediate takes no components, got .{op.components}", where=where)
     if len(op.values) == 1:
         return fields["num_components"].put(enc.num_components["one"])
-    if len(op.values) == 4:
+    if len(op.values) * value_dwords == 4:
         return (fields["num_components"].put(enc.num_components["four"])
                 | fields["selection_mode"].put(enc.selection_modes[enc.immediate_vector_mode])
                 | fields["mask"].put(enc.immediate_vector_mask))
-    raise EncodeError(f"an immediate holds 1 or 4 values, not {len(op.values)}", where=where)
+    raise EncodeError(f"an immediate holds 1 or {4 // value_dwords} values, not "
+                      f"{len(op.values)}", where=where)
 
 
 def _components(op: Operand, bare: str | None, scalar: bool, ctx: _Context, where: str) -> int:

@@ -100,7 +100,7 @@ def _destination(spec: InstructionSpec, instruction: Instruction, lane: int
     op = operand_named(spec, instruction, name)
     letters = op.components
     if semantics.lanes is not None:
-        letters = F64_LANES[lane]
+        letters = op.components[lane] if semantics.lanes.type == "u32" else F64_LANES[lane]
     return [(op.register, COMPONENTS.index(c)) for c in letters]
 
 
@@ -167,6 +167,13 @@ def _register_result(spec: InstructionSpec, instruction: Instruction, draft: Dra
         for register, component in _destination(spec, instruction, lane):
             draft.set_component(register, component, value)
         return
+    if semantics.lanes.type == "u32":
+        # 32-bit lanes (a double compared or converted to an integer): one component each.
+        ((register, component),) = _destination(spec, instruction, lane)
+        if not 0 <= value <= U32:
+            raise ExecError(f"{spec.name}: the result {value!r} is not a 32-bit word")
+        draft.set_component(register, component, value)
+        return
     if instruction.sat:
         value = saturate_f64(value)
     lo, hi = split64(value)
@@ -176,14 +183,14 @@ def _register_result(spec: InstructionSpec, instruction: Instruction, draft: Dra
     if accept == "f64_nan":
         lo_accept = hi_accept = F64Nan()
     elif accept == "f64_sign_free":
-        hi_accept = Masked(hi, SIGN_FREE_HIGH)
+        hi_accept = Masked(hi & SIGN_FREE_HIGH, SIGN_FREE_HIGH)  # canonical: the free bit 0
     (lo_at, hi_at) = _destination(spec, instruction, lane)
     draft.set_component(lo_at[0], lo_at[1], lo_accept)
     draft.set_component(hi_at[0], hi_at[1], hi_accept)
 
 
 def saturate_f64(bits: int) -> int:
-    """``_sat`` of a double: min(1, max(0, v)) with dmax/dmin NaN rules (a NaN gives +0)."""
+    """``_sat`` of a double: min(1, max(0, v)) with the max/min NaN rules (NaN gives +0)."""
     value = bits_f64(bits)
     if math.isnan(value):
         return 0

@@ -14,7 +14,7 @@ from sm5.oracle.errors import RuleError
 from sm5.oracle.rules import Value
 from sm5.oracle.theorems.base import Budget, Context, Found, TheoremTimeout, new_solver, show
 from sm5.oracle.theorems.welldefined import labelled_rules
-from sm5.oracle.z3rules import Encoding, evaluate_in, symbols, translate
+from sm5.oracle.z3rules import Encoding, encodings_of, evaluate_in, symbols, translate
 
 
 def agreement(ctx: Context, budget: Budget, models: Sequence[Mapping[str, Value]]) -> Found:
@@ -29,7 +29,7 @@ def agreement(ctx: Context, budget: Budget, models: Sequence[Mapping[str, Value]
         if not budget.check(solver, ctx.base):
             return Found("failed", "the input ranges and assume have no model at all")
         unique.append(ctx.syms.read(solver.model()))
-    encodings: tuple[Encoding, ...] = ("bv", "int")
+    encodings: tuple[Encoding, ...] = encodings_of(semantics)
     for encoding in encodings:
         syms = symbols(semantics, encoding=encoding)
         translations = [(label, rule, translate(rule, syms)) for label, rule in rules]

@@ -184,7 +184,7 @@ class Context:
 def build_context(spec: InstructionSpec, limits: Mapping[str, int] | None = None, *,
                   encoding: Encoding | None = None) -> Context:
     semantics = spec.semantics
-    syms = symbols(semantics, encoding=encoding)
+    syms = symbols(semantics, encoding=encoding, abstract=True)
     parts = [syms.ranges, syms.derived_condition]
     if semantics.assume is not None:
         assumed = translate(semantics.assume, syms)

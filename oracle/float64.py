@@ -1,0 +1,147 @@
+"""IEEE 754 binary64 operations on bit patterns, for the rule language's ``f64_*`` helpers.
+
+A double is held as its 64-bit pattern (an unsigned integer), as a register pair holds it.
+Python floats are IEEE binary64 with round-to-nearest-even, so each operation is the exact
+IEEE result; the special cases Python signals instead (division by zero) are rebuilt from the
+standard. A NaN result is returned as the default quiet NaN: the spec never depends on a
+NaN's payload (its clauses accept any NaN), only on its being a NaN.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Callable
+from fractions import Fraction
+
+SIGN = 1 << 63
+QUIET_NAN = 0x7FF8000000000000
+
+
+def value(bits: int) -> float:
+    """The double a 64-bit pattern holds."""
+    number: float = struct.unpack("<d", struct.pack("<Q", bits & (2**64 - 1)))[0]
+    return number
+
+
+def bits_of(number: float) -> int:
+    """The 64-bit pattern of a double (a NaN becomes the default quiet NaN)."""
+    if math.isnan(number):
+        return QUIET_NAN
+    pattern: int = struct.unpack("<Q", struct.pack("<d", number))[0]
+    return pattern
+
+
+def add(a: int, b: int) -> int:
+    return bits_of(value(a) + value(b))
+
+
+def mul(a: int, b: int) -> int:
+    return bits_of(value(a) * value(b))
+
+
+def div(a: int, b: int) -> int:
+    x, y = value(a), value(b)
+    if y == 0.0:
+        if x == 0.0 or math.isnan(x):
+            return QUIET_NAN
+        negative = (a ^ b) & SIGN
+        return bits_of(-math.inf if negative else math.inf)
+    return bits_of(x / y)
+
+
+def fma(a: int, b: int, c: int) -> int:
+    """a * b + c rounded once (IEEE fusedMultiplyAdd), from the exact rational value."""
+    x, y, z = value(a), value(b), value(c)
+    if math.isfinite(x) and math.isfinite(y) and not math.isnan(z) and math.isinf(z):
+        return c  # a finite product (exact, whatever its size) plus an infinity
+    if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
+        return bits_of(x * y + z)  # an infinite product, or a NaN: no rounding involved
+    exact = Fraction(x) * Fraction(y) + Fraction(z)
+    if exact == 0:
+        product_negative = bool((a ^ b) & SIGN)
+        both_negative = product_negative and bool(c & SIGN) and (x == 0.0 or y == 0.0) \
+            and z == 0.0
+        return SIGN if both_negative else 0  # an exact zero sum is +0 in round to nearest
+    try:
+        rounded = exact.numerator / exact.denominator  # correctly rounded (nearest even)
+    except OverflowError:
+        rounded = math.inf if exact > 0 else -math.inf
+    return bits_of(rounded)
+
+
+def to_i32(a: int) -> int:
+    """Double to signed 32-bit (as its pattern): NaN is 0, clamped to [-2^31, 2^31 - 1], the
+    fraction truncated."""
+    x = value(a)
+    if math.isnan(x):
+        return 0
+    number = max(-(2**31), min(2**31 - 1, math.trunc(max(-(2.0**32), min(2.0**32, x)))))
+    return number & 0xFFFFFFFF
+
+
+def to_u32(a: int) -> int:
+    """Double to unsigned 32-bit: NaN is 0, clamped to [0, 2^32 - 1], the fraction truncated."""
+    x = value(a)
+    if math.isnan(x):
+        return 0
+    return max(0, min(2**32 - 1, math.trunc(max(-1.0, min(2.0**33, x)))))
+
+
+def from_i32(w: int) -> int:
+    """A 32-bit pattern read as a signed integer, as a double (exact)."""
+    return bits_of(float(w - (1 << 32) if w & 0x80000000 else w))
+
+
+def from_u32(w: int) -> int:
+    return bits_of(float(w))
+
+
+def lt(a: int, b: int) -> bool:
+    return value(a) < value(b)
+
+
+def ge(a: int, b: int) -> bool:
+    return value(a) >= value(b)
+
+
+def eq(a: int, b: int) -> bool:
+    return value(a) == value(b)
+
+
+def is_nan(a: int) -> bool:
+    return math.isnan(value(a))
+
+
+def is_inf(a: int) -> bool:
+    return math.isinf(value(a))
+
+
+def is_zero(a: int) -> bool:
+    return value(a) == 0.0
+
+
+def is_denormal(a: int) -> bool:
+    """A subnormal double: exponent field 0, fraction not 0 (zeros are not denormals)."""
+    return (a >> 52) & 0x7FF == 0 and a & ((1 << 52) - 1) != 0
+
+
+#: The helpers the rule language offers, by name: (arity, width of every argument in bits,
+#: function on bit patterns).
+HELPERS: dict[str, tuple[int, int, Callable[..., int | bool]]] = {
+    "f64_add": (2, 64, add),
+    "f64_mul": (2, 64, mul),
+    "f64_div": (2, 64, div),
+    "f64_fma": (3, 64, fma),
+    "f64_lt": (2, 64, lt),
+    "f64_ge": (2, 64, ge),
+    "f64_eq": (2, 64, eq),
+    "f64_is_nan": (1, 64, is_nan),
+    "f64_is_inf": (1, 64, is_inf),
+    "f64_is_zero": (1, 64, is_zero),
+    "f64_is_denormal": (1, 64, is_denormal),
+    "f64_to_i32": (1, 64, to_i32),
+    "f64_to_u32": (1, 64, to_u32),
+    "f64_from_i32": (1, 32, from_i32),
+    "f64_from_u32": (1, 32, from_u32),
+}

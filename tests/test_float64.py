@@ -1,0 +1,78 @@
+"""The rule language's f64 helpers: the Python definitions against z3's IEEE floating-point
+theory (two independent implementations of binary64), on the special classes, and a few values
+checked against IEEE 754 by hand."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import struct
+
+import pytest
+import z3
+
+from sm5.oracle import float64
+from sm5.oracle.errors import RuleError
+from sm5.oracle.rules import parse_rule
+from sm5.oracle.z3rules import F64_OPS
+
+
+def bits(x: float) -> int:
+    return int(struct.unpack("<Q", struct.pack("<d", x))[0])
+
+
+SPECIALS = [bits(v) for v in (
+    0.0, -0.0, 1.0, -1.5, 2.0**-53, 1.0 + 2.0**-52, 5e-324, -5e-324, 2.2250738585072014e-308,
+    1.7976931348623157e308, -1.7976931348623157e308, math.inf, -math.inf, 1 / 3,
+    2147483647.5, -2147483648.9, -2147483649.0, 4294967295.9, 4294967296.0)] + [
+    0x7FF8000000000000, 0xFFF0000000000001]
+WORDS = [0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 12345]
+
+
+@pytest.mark.parametrize("name", sorted(float64.HELPERS))
+def test_python_and_z3_agree_on_special_classes(name: str) -> None:
+    arity, width, function = float64.HELPERS[name]
+    kind, z3_width, op = F64_OPS[name]
+    assert z3_width == width
+    pool = SPECIALS if width == 64 else WORDS
+    if arity == 3:
+        pool = pool[::2]
+    for args in itertools.product(pool, repeat=arity):
+        term = z3.simplify(op(*[z3.BitVecVal(a, width) for a in args]))
+        got = z3.is_true(term) if kind == "bool" else term.as_long()
+        assert function(*args) == got, (name, [hex(a) for a in args])
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # 1 + 2^-53 is a tie between 1 and its successor: the even one, 1.
+    (f"f64_add({bits(1.0)}, {bits(2.0**-53)})", bits(1.0)),
+    # x + (-x) is +0 in round to nearest; -0 + -0 is -0.
+    (f"f64_add({bits(1.0)}, {bits(-1.0)})", 0),
+    (f"f64_add({1 << 63}, {1 << 63})", 1 << 63),
+    # 1 / 0 = +inf; 0 / 0 is a NaN (the default quiet NaN).
+    (f"f64_div({bits(1.0)}, 0)", bits(math.inf)),
+    ("f64_div(0, 0)", 0x7FF8000000000000),
+    # fma rounds once: (1 + 2^-52)(1 - 2^-52) - 1 = -2^-104 exactly (a separate multiply gives 0).
+    (f"f64_fma({bits(1.0 + 2.0**-52)}, {bits(1.0 - 2.0**-52)}, {bits(-1.0)})", bits(-(2.0**-104))),
+    # dtoi: truncation toward zero, clamp, NaN is 0; dtou: negatives are 0.
+    (f"f64_to_i32({bits(-2.75)})", 0xFFFFFFFE),
+    (f"f64_to_i32({bits(math.inf)})", 0x7FFFFFFF),
+    (f"f64_to_i32({bits(-3e9)})", 0x80000000),
+    ("f64_to_i32(9221120237041090560)", 0),
+    (f"f64_to_u32({bits(-0.5)})", 0),
+    (f"f64_to_u32({bits(5e9)})", 0xFFFFFFFF),
+    ("f64_from_i32(4294967295)", bits(-1.0)),
+    ("f64_from_u32(4294967295)", bits(4294967295.0)),
+    # comparisons ignore the sign of zero and are false on a NaN
+    (f"f64_eq(0, {1 << 63})", True),
+    ("f64_ge(9221120237041090560, 0)", False),
+])
+def test_values_worked_out_by_hand(text: str, expected: int | bool) -> None:
+    assert parse_rule(text, where="test").evaluate({}) == expected
+
+
+def test_argument_wider_than_the_helper_is_an_error() -> None:
+    with pytest.raises(RuleError, match="32-bit patterns"):
+        parse_rule("f64_from_u32(4294967296)", where="test").evaluate({})
+    with pytest.raises(RuleError, match="64-bit patterns"):
+        parse_rule("f64_is_nan(0 - 1)", where="test").evaluate({})
