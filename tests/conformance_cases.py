@@ -74,6 +74,10 @@ CASES: list[tuple[str, list[str], str, str, dict[str, Any]]] = [
      ["dcl_uav_typed_buffer (uint,uint,uint,uint) u0", "imm_atomic_iadd r0.x, u0, l(9), l(1)"],
      "cs_5_0", "11.0", {"r0": [0, 0, 0, 0], "u0": {"kind": "typed", "format": "R32_UINT",
                                                    "data": [10, 20, 30, 40]}}),
+    # signed maximum: -1 (0xFFFFFFFF) against 1 keeps -1 in signed order; unsigned would replace
+    ("atomic_imax/raw/across_sign",
+     ["dcl_uav_raw u0", "atomic_imax u0, l(4), l(1)"],
+     "cs_5_0", "11.0", {"u0": {"kind": "raw", "data": [7, 0xFFFFFFFF, 9]}}),
     ("imm_atomic_iadd/helper/no_write",
      ["dcl_uav_raw u0", "imm_atomic_iadd r0.x, u0, l(0), l(1)"],
      "ps_5_0", "11.0", {"r0": [0, 0, 0, 0], "u0": {"kind": "raw", "data": [5, 6]},
