@@ -7,6 +7,7 @@ theorem expects, such as the naive 32-bit wrap, is a success).
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from sm5.oracle.errors import Sm5Error
@@ -30,6 +31,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="only this instruction (repeat for several)")
     p.add_argument("--spec", type=Path, default=None,
                    help="spec folder (default: the built-in spec/)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="worker processes sharing out the instructions (default: one per CPU; "
+                        "the results do not depend on it)")
     p.set_defaults(handler=run_prove)
 
 
@@ -42,7 +46,10 @@ def run_prove(args: argparse.Namespace) -> int:
     if args.instruction:
         for name in args.instruction:
             spec.instruction(name)  # unknown names are bad input
-    results = run_all(spec, timeout_ms=args.timeout_ms, instructions=args.instruction)
+    if args.jobs < 1:
+        raise Sm5Error(f"--jobs must be at least 1, not {args.jobs}")
+    results = run_all(spec, timeout_ms=args.timeout_ms, instructions=args.instruction,
+                      jobs=args.jobs)
     print(format_table(results))
     document = results_to_json(results)
     if args.json is not None:

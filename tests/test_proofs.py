@@ -36,7 +36,19 @@ U32 = 2**32
 
 @pytest.fixture(scope="module")
 def results() -> list[TheoremResult]:
-    return run_all()
+    return run_all(jobs=2)
+
+
+def test_worker_processes_give_the_serial_results() -> None:
+    """Sharing the instructions out to processes changes nothing but the times."""
+    names = ["atomic_and", "dmov", "ld_raw"]
+    serial = results_to_json(run_all(instructions=names))
+    shared = results_to_json(run_all(instructions=names, jobs=2))
+    for doc in (serial, shared):
+        doc.pop("timings_ms")
+        doc.pop("total_ms")
+    assert serial == shared
+    assert serial["counts"]["proved"] > 0
 
 
 def by_name(results: list[TheoremResult]) -> dict[str, TheoremResult]:
