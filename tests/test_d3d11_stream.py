@@ -322,6 +322,10 @@ def test_replay_file_errors_name_the_line(tmp_path: Path) -> None:
                                                           "status": "error", "reason": "x"}]))
     with pytest.raises(ReplayError, match="cannot read"):
         load_replay(tmp_path / "absent.jsonl")
+    old = _results_file(tmp_path / "old.jsonl", [{**HEADER, "runner": "sm5-d3d11-runner 2"}])
+    with pytest.raises(ReplayError, match=r"old\.jsonl:1: made by 'sm5-d3d11-runner 2', not "
+                                          "'sm5-d3d11-runner 3'"):
+        load_replay(old)
 
 
 def test_cli_stream_writes_every_executable_vector(tmp_path: Path,
