@@ -30,7 +30,9 @@ every key holds: ``register`` (a glob over its name: ``u[89]``, ``u[1-6][0-9]``)
 glob over its register file: ``u``, ``t``, ``g``), ``kind`` (a glob:
 ``raw``, ``structured``, ``typed``), ``declared`` (a glob over the element type its declaration
 names: ``uint``, ``sint``, ``float``, ...; typed views only), ``empty`` (true: it holds no
-words, so a runner binds a NULL view; false: it holds some).
+words, so a runner binds a NULL view, or a view of no elements when it has a hidden counter;
+false: it holds some), ``counter`` (true: its view has a hidden counter, the state gives its
+``counter``; false: it has none).
 
 * ``fail``: a known divergence that must still fail; a pass is reported as ``xpass`` (a failure
   of the run: the implementation was fixed and the entry is stale).
@@ -72,7 +74,7 @@ OPERAND_KEYS = ("file", "name", "role", "type", "extent")
 #: Values of ``extent``: the operand's resource in the vector's state holds no word / some.
 OPERAND_EXTENTS = ("empty", "nonempty")
 #: Keys of one resource form.
-RESOURCE_KEYS = ("register", "file", "kind", "declared", "empty")
+RESOURCE_KEYS = ("register", "file", "kind", "declared", "empty", "counter")
 #: Keys of ``match`` that hold forms (one mapping or a list of them).
 FORM_KEYS = ("operands", "resources")
 
@@ -118,7 +120,7 @@ def _extent(vector: Vector, operand: OperandFact) -> str:
 @dataclass(frozen=True)
 class ResourceForm:
     """A form one resource of the vector's initial state can have; ``register``, ``file`` and
-    ``kind`` globs or "", ``empty`` None when not asked."""
+    ``kind`` globs or "", ``empty`` and ``counter`` None when not asked."""
 
     file: str = ""
     kind: str = ""
@@ -126,6 +128,7 @@ class ResourceForm:
     register: str = ""
 
     declared: str = ""
+    counter: bool | None = None
 
     def holds(self, register: str, resource: Any, declared: Mapping[str, str]) -> bool:
         if not isinstance(resource, Mapping):
@@ -137,7 +140,8 @@ class ResourceForm:
                 and (not self.file or fnmatch.fnmatchcase(register[:1], self.file))
                 and (not self.kind or (isinstance(kind, str)
                                        and fnmatch.fnmatchcase(kind, self.kind)))
-                and (self.empty is None or self.empty == (not data)))
+                and (self.empty is None or self.empty == (not data))
+                and (self.counter is None or self.counter == ("counter" in resource)))
 
 
 def _vector_values(vector: Vector) -> dict[str, tuple[str, ...]]:
@@ -301,17 +305,18 @@ def _operand_form(doc: Any, label: str) -> OperandForm:
 
 def _resource_form(doc: Any, label: str) -> ResourceForm:
     _known_keys(doc, "resources", RESOURCE_KEYS, label)
-    empty = doc.get("empty")
-    if "empty" in doc and not isinstance(empty, bool):
-        raise ExpectationError(f"match.resources.empty: expected true or false, got {empty!r}",
-                               where=label)
+    for key in ("empty", "counter"):
+        if key in doc and not isinstance(doc[key], bool):
+            raise ExpectationError(f"match.resources.{key}: expected true or false, got "
+                                   f"{doc[key]!r}", where=label)
     for key in ("register", "file", "kind", "declared"):
         value = doc.get(key, "")
         if key in doc and (not isinstance(value, str) or not value.strip()):
             raise ExpectationError(f"match.resources.{key}: expected a non-empty string, got "
                                    f"{value!r}", where=label)
-    return ResourceForm(str(doc.get("file", "")), str(doc.get("kind", "")), empty,
-                        str(doc.get("register", "")), str(doc.get("declared", "")))
+    return ResourceForm(str(doc.get("file", "")), str(doc.get("kind", "")), doc.get("empty"),
+                        str(doc.get("register", "")), str(doc.get("declared", "")),
+                        doc.get("counter"))
 
 
 def _forms(doc: Mapping[Any, Any], key: str, label: str) -> list[Any]:

@@ -10,7 +10,7 @@ import pytest
 from conformance_cases import all_vectors, write_vectors
 
 from sm5.cli import main
-from sm5.conformance.expectations import ExpectationError, load_expectations
+from sm5.conformance.expectations import ExpectationError, Expectations, load_expectations
 from sm5.conformance.vector_facts import operand_facts, operand_type
 from sm5.oracle.spec import load_default
 from sm5.vectors.format import Vector
@@ -163,6 +163,19 @@ def test_resource_forms_match_the_initial_state(tmp_path: Path) -> None:
 """))
     assert high.lookup(with_state("a/limit/0001", {"u63": typed})) is not None
     assert high.lookup(with_state("a/limit/0002", {"u7": typed, "t12": typed})) is None
+    counted = load_expectations(write(tmp_path, """
+- {name: counter, status: fail, reason: r, match: {resources: {file: u, counter: true}}}
+- {name: null-uav, status: fail, reason: r, match: {resources: {empty: true, counter: false}}}
+"""))
+    with_counter = {"kind": "structured", "stride": 4, "count": 0, "data": [], "counter": 3}
+    assert label_of(counted, with_state("a/random/0001", {"u2": with_counter})) == "counter"
+    assert label_of(counted, with_state("a/random/0002", {"u2": null_t})) == "null-uav"
+    assert label_of(counted, with_state("a/random/0003", {"u2": full_t})) is None
+
+
+def label_of(exp: Expectations, vector: Vector) -> str | None:
+    entry = exp.lookup(vector)
+    return entry.label if entry else None
 
 
 def test_declared_type_of_a_resource_comes_from_its_declaration(tmp_path: Path) -> None:
@@ -224,6 +237,8 @@ def test_an_entry_that_matches_no_vector_is_an_error(tmp_path: Path) -> None:
      "instruction, category, clauses, flags, outcomes, operands, resources"),
     ("- {name: n, status: xfail, reason: r, match: {resources: {empty: 'yes'}}}\n",
      "expect.yaml: entry 1 (name 'n'): match.resources.empty: expected true or false"),
+    ("- {name: n, status: xfail, reason: r, match: {resources: {counter: 1}}}\n",
+     "expect.yaml: entry 1 (name 'n'): match.resources.counter: expected true or false"),
     ("- {name: n, status: xfail, reason: r, match: {resources: {size: 0}}}\n",
      "expect.yaml: entry 1 (name 'n'): match.resources: unknown key(s) size"),
     ("- {name: n, status: xfail, reason: r, match: {resources: []}}\n",

@@ -365,7 +365,7 @@ def test_the_vulkan_renderer_drops_a_dispatch_with_a_null_view() -> None:
 def test_a_malformed_stream_stops_the_runner_with_a_named_byte(adapter: D3D11Runner,
                                                                tmp_path: Path) -> None:
     stream = tmp_path / "bad.sm5d3d11"
-    stream.write_bytes(b"SM5D3D11\x02\x00\x00\x00JUNK")
+    stream.write_bytes(b"SM5D3D11\x03\x00\x00\x00JUNK")
     launch = adapter.host.launch(str(stream))
     proc = subprocess.run(list(launch.argv), env={**os.environ, **launch.env},
                           capture_output=True, timeout=120, check=False)
@@ -373,3 +373,88 @@ def test_a_malformed_stream_stops_the_runner_with_a_named_byte(adapter: D3D11Run
     last = json.loads(proc.stdout.decode().splitlines()[-1])
     assert last == {"status": "malformed",
                     "reason": "malformed stream at byte 16: expected a record tag REC1"}
+
+
+def test_a_stream_of_another_version_is_named(adapter: D3D11Runner, tmp_path: Path) -> None:
+    stream = tmp_path / "old.sm5d3d11"
+    stream.write_bytes(b"SM5D3D11\x02\x00\x00\x00")
+    launch = adapter.host.launch(str(stream))
+    proc = subprocess.run(list(launch.argv), env={**os.environ, **launch.env},
+                          capture_output=True, timeout=120, check=False)
+    assert proc.returncode == 2
+    last = json.loads(proc.stdout.decode().splitlines()[-1])
+    assert last["reason"].startswith("malformed stream at byte 12: stream version 2, this "
+                                     "runner reads version 3")
+
+
+# --------------------------------------------------------------------------- hidden counters
+
+
+def _counted(stride: int, count: int, data: list[int], counter: int) -> dict[str, Any]:
+    return {**_structured(stride, count, data), "counter": counter}
+
+
+def test_imm_atomic_alloc_by_hand(adapter: D3D11Runner) -> None:
+    """The count before the increment lands in dst; the view's words are untouched (FS
+    imm_atomic_alloc)."""
+    vector = _vector(["dcl_uav_structured u3, 8", "imm_atomic_alloc r2.z, u3"],
+                     {"r2": [9, 9, 9, 9], "u3": _counted(8, 2, [1, 2, 3, 4], 5)})
+    result = adapter.run(vector)
+    assert result.status == "state", result.reason
+    assert result.state == {"r2": [9, 9, 5, 9], "u3": _counted(8, 2, [1, 2, 3, 4], 6)}
+
+
+def test_imm_atomic_consume_by_hand(adapter: D3D11Runner) -> None:
+    """The count after the decrement lands in dst, and 0 wraps to 0xffffffff (FS
+    imm_atomic_consume)."""
+    program = ["dcl_uav_structured u0, 4", "imm_atomic_consume r1.x, u0"]
+    result = adapter.run(_vector(program, {"r1": [9, 9, 9, 9], "u0": _counted(4, 1, [7], 5)}))
+    assert result.status == "state", result.reason
+    assert result.state == {"r1": [4, 9, 9, 9], "u0": _counted(4, 1, [7], 4)}
+    wrap = adapter.run(_vector(program, {"r1": [9, 9, 9, 9], "u0": _counted(4, 1, [7], 0)}))
+    assert wrap.status == "state", wrap.reason
+    assert wrap.state == {"r1": [0xFFFFFFFF, 9, 9, 9], "u0": _counted(4, 1, [7], 0xFFFFFFFF)}
+
+
+def test_a_counter_on_a_view_of_no_elements_by_hand(adapter: D3D11Runner) -> None:
+    """A counted view without words is created as a view of no elements (not a NULL view,
+    which has no counter): the counter still counts."""
+    vector = _vector(["dcl_uav_structured u1, 16", "imm_atomic_alloc r0.y, u1"],
+                     {"r0": [9, 9, 9, 9], "u1": _counted(16, 0, [], 100)})
+    result = adapter.run(vector)
+    assert result.status == "state", result.reason
+    assert result.state == {"r0": [9, 100, 9, 9], "u1": _counted(16, 0, [], 101)}
+
+
+def test_the_subset_runs_the_counter_vectors(golden: GoldenRun) -> None:
+    """Every counted vector of the subset is run; only an initial count of 0xffffffff, which
+    D3D11 reads as keep the current count, is unsupported."""
+    sent = [(v, r) for v in golden.subset
+            if (r := golden.results[v.id]) is not None
+            and any(isinstance(res, dict) and "counter" in res for res in v.state.values())]
+    assert sent
+    for vector, result in sent:
+        all_ones = any(isinstance(res, dict) and res.get("counter") == 0xFFFFFFFF
+                       for res in vector.state.values())
+        if all_ones:
+            assert result.status == "unsupported" and "keep the current count" in result.reason
+        else:
+            assert result.status != "unsupported", (vector.id, result.reason)
+    passed = [v for v, r in sent if _verdict(v, r, NONE).status == "pass"]
+    assert passed, "no counted vector of the subset passes on the OpenGL renderer"
+
+
+def test_the_vulkan_renderer_does_not_count() -> None:
+    """wined3d's Vulkan renderer keeps the count set through the API away from the shader (the
+    hidden-counter-not-bound entry of expectations-vulkan.yaml)."""
+    impl = _create("vulkan")
+    try:
+        vector = _vector(["dcl_uav_structured u0, 4", "imm_atomic_alloc r1.x, u0"],
+                         {"r1": [9, 9, 9, 9], "u0": _counted(4, 1, [7], 5)})
+        result = impl.run(vector)
+        assert result.status == "state", result.reason
+        assert result.state is not None
+        assert result.state["u0"]["counter"] == 5  # the count set, read back unchanged
+        assert result.state["r1"] == [0, 9, 9, 9]
+    finally:
+        impl.close()

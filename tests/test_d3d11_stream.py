@@ -32,7 +32,7 @@ from sm5.conformance.run import iter_selected, vector_files
 from sm5.oracle.asm import format_line
 from sm5.vectors.format import Vector
 
-HEADER = {"format": "sm5-d3d11-results/1", "runner": "sm5-d3d11-runner 2",
+HEADER = {"format": "sm5-d3d11-results/1", "runner": "sm5-d3d11-runner 3",
           "driver": "hardware", "feature_level": "11_1", "adapter": "test adapter",
           "vendor_id": 1, "device_id": 2, "doubles": False}
 
@@ -78,7 +78,7 @@ def test_record_windows_are_aligned_and_fenced_by_canaries() -> None:
 def test_record_bytes_follow_the_stream_format() -> None:
     record = record_of(STORE)
     data = write_stream([record])
-    assert data[:12] == b"SM5D3D11" + struct.pack("<I", 2)
+    assert data[:12] == b"SM5D3D11" + struct.pack("<I", 3)
     at = 12
     assert data[at:at + 4] == b"REC1"
     at += 4
@@ -92,10 +92,87 @@ def test_record_bytes_follow_the_stream_format() -> None:
     assert data[at + 4:at + 4 + size] == record.dxbc and record.dxbc[:4] == b"DXBC"
     at += 4 + size
     assert struct.unpack_from("<I", data, at) == (2,)
-    fields = struct.unpack_from("<8I", data, at + 4)
+    fields = struct.unpack_from("<10I", data, at + 4)
     # file 0 (a UAV), slot 0, kind 2 (structured), no format, stride 12, first element 16,
-    # 2 elements, 48 + 6 + 48 words
-    assert fields == (0, 0, 2, 0, 12, 16, 2, 102)
+    # 2 elements, no hidden counter (has_counter 0, count 0), 48 + 6 + 48 words
+    assert fields == (0, 0, 2, 0, 12, 16, 2, 0, 0, 102)
+
+
+ALLOC = _vector(["dcl_uav_structured u2, 8", "imm_atomic_alloc r0.x, u2"],
+                {"r0": [9, 9, 9, 9],
+                 "u2": {"kind": "structured", "stride": 8, "count": 2, "data": [1, 2, 3, 4],
+                        "counter": 41}})
+
+
+def _counted(record: Record, counts: Mapping[str, int | None]) -> Reply:
+    """``_ran`` with the final counts of the views named in ``counts``."""
+    reply = _ran(record)
+    per_view = tuple(counts.get(v.register) if v.register in counts else None
+                     for v in record.views)
+    return Reply(reply.vector_id, reply.digest, "state", "", 1, reply.views, per_view)
+
+
+def test_a_hidden_counter_travels_with_its_view() -> None:
+    """A view with a hidden counter carries has_counter 1 and its initial count; the others
+    0 and 0 (FS 5.3.10: the count is D3D's UAV initial count)."""
+    record = record_of(ALLOC)
+    u2, state = record.views
+    assert (u2.register, u2.kind, u2.counter) == ("u2", "structured", 41)
+    assert state.counter is None
+    assert struct.unpack_from("<10I", u2.encode()) == (0, 2, 2, 0, 8, 8, 2, 1, 41,
+                                                       len(u2.words))
+    assert struct.unpack_from("<10I", state.encode())[7:9] == (0, 0)
+    other = record_of(_vector(list(ALLOC.program),
+                              {**ALLOC.state, "u2": {**ALLOC.state["u2"], "counter": 42}}))
+    assert other.digest != record.digest  # the initial count is part of what a reply answers
+
+
+def test_the_final_count_becomes_the_state_counter() -> None:
+    record = record_of(ALLOC)
+    result = result_of(record, _counted(record, {"u2": 42}))
+    assert result.status == "state", result.reason
+    assert result.state is not None
+    assert result.state["u2"]["counter"] == 42
+    assert result.state["u2"]["data"] == [1, 2, 3, 4]
+    line = json.dumps({"id": record.vector_id, "digest": record.digest, "status": "state",
+                       "invocations": 1, "views": [list(v) for v in _ran(record).views],
+                       "counters": [42, None]})
+    assert parse_reply(line, "here:2").counters == (42, None)  # the runner's own line
+
+
+def test_a_reply_without_the_final_count_is_an_error() -> None:
+    record = record_of(ALLOC)
+    no_field = result_of(record, _ran(record))
+    assert no_field.status == "error"
+    assert "0 counters for 2 views; u2 has a hidden counter" in no_field.reason
+    null = result_of(record, _counted(record, {"u2": None}))
+    assert null == Result.error("u2: the reply holds no final count for the view's hidden "
+                                "counter")
+
+
+def test_a_counter_on_a_view_of_no_elements_is_not_a_null_view() -> None:
+    """A NULL view has no counter: a counted view without words is a structured view of no
+    elements inside a buffer of canaries, so its counter exists."""
+    vector = _vector(["dcl_uav_structured u0, 4", "imm_atomic_consume r1.y, u0"],
+                     {"r1": [0, 0, 0, 0],
+                      "u0": {"kind": "structured", "stride": 4, "count": 0, "data": [],
+                             "counter": 7}})
+    record = record_of(vector)
+    u0 = record.views[0]
+    assert (u0.kind, u0.num_elements, u0.counter) == ("structured", 0, 7)
+    assert u0.window[0] == u0.window[1] and u0.words
+    result = result_of(record, _counted(record, {"u0": 6}))
+    assert result.state is not None and result.state["u0"]["counter"] == 6
+
+
+def test_a_counter_starting_at_all_ones_is_not_expressible() -> None:
+    """D3D11 reads an initial count of 0xffffffff (-1) as: keep the current count."""
+    from sm5.oracle.errors import NotExpressible
+
+    vector = _vector(list(ALLOC.program),
+                     {**ALLOC.state, "u2": {**ALLOC.state["u2"], "counter": 0xFFFFFFFF}})
+    with pytest.raises(NotExpressible, match="keep the current count"):
+        record_of(vector)
 
 
 def test_srv_buffers_are_views_of_their_own_file() -> None:
@@ -205,6 +282,8 @@ def test_runner_statuses_become_results() -> None:
     ('{"id":"a","digest":"b","status":"state","views":[],"invocations":true}',
      "field invocations"),
     ('{"id":"a","status":"state","views":[]}', "id and digest"),
+    ('{"id":"a","digest":"b","status":"state","views":[],"counters":[-1]}', "field counters"),
+    ('{"id":"a","digest":"b","status":"state","views":[],"counters":{}}', "field counters"),
     ('{"status":"malformed","reason":"bad tag"}', "the runner stopped: bad tag"),
 ])
 def test_malformed_replies_are_named(line: str, message: str) -> None:
@@ -243,6 +322,10 @@ def test_replay_file_errors_name_the_line(tmp_path: Path) -> None:
                                                           "status": "error", "reason": "x"}]))
     with pytest.raises(ReplayError, match="cannot read"):
         load_replay(tmp_path / "absent.jsonl")
+    old = _results_file(tmp_path / "old.jsonl", [{**HEADER, "runner": "sm5-d3d11-runner 2"}])
+    with pytest.raises(ReplayError, match=r"old\.jsonl:1: made by 'sm5-d3d11-runner 2', not "
+                                          "'sm5-d3d11-runner 3'"):
+        load_replay(old)
 
 
 def test_cli_stream_writes_every_executable_vector(tmp_path: Path,

@@ -22,7 +22,10 @@ Names: ``d3d11`` (Wine's OpenGL renderer, or Windows' hardware device), ``d3d11:
   other vector runs in the main process, which therefore never sees such an access.
 * **Unsupported.** What a compute harness cannot express (helper invocations), a program using
   doubles on a device without double support (Wine 8.0), a UAV slot beyond the feature level,
-  and under Wine a harness copying more than :data:`MAX_TGSM_WORDS` words of ``g#``.
+  a hidden counter starting at 0xffffffff (D3D11's "keep the count" initial count), and under
+  Wine a harness copying more than :data:`MAX_TGSM_WORDS` words of ``g#``.
+* **Hidden counters.** A structured UAV with a ``counter`` gets D3D's hidden counter, set
+  through ``pUAVInitialCounts`` and read back with ``CopyStructureCount``.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sm5.conformance.d3d11.stream import (
+    RUNNER_ID,
     Reply,
     StreamError,
     parse_header,
@@ -93,6 +94,12 @@ def load_replay(path: Path) -> Replay:
             try:
                 if _is_header(line):
                     header = parse_header(line, where)
+                    if header.get("runner") != RUNNER_ID:
+                        raise ReplayError(
+                            f"made by {header.get('runner')!r}, not {RUNNER_ID!r}: its stream "
+                            "format differs (every answer would be to another record); run "
+                            "the runner built from this checkout on a stream written by it",
+                            where=where)
                     continue
                 if header is None:
                     raise ReplayError("expected the runner's header line first", where=where)

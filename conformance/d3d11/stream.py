@@ -7,16 +7,20 @@ exactly as a D3D view with FirstElement/NumElements is a window of its resource.
 creates the buffers and views, dispatches one thread group, reads every buffer back and prints
 one JSON line. Little-endian u32 integers throughout::
 
-    stream  b"SM5D3D11" version(=2) record...
+    stream  b"SM5D3D11" version(=3) record...
     record  b"REC1" len id  len digest  len dxbc  view_count view...
-    view    file slot kind format stride first_element num_elements word_count words...
+    view    file slot kind format stride first_element num_elements has_counter counter
+            word_count words...
 
 ``file``: 0 an unordered access view (``u#``, bound with CSSetUnorderedAccessViews), 1 a shader
 resource view (``t#``, bound with CSSetShaderResources). ``kind``: 0 a NULL view (a view without
 words: every access is out of bounds), 1 raw, 2 structured, 3 typed (``format`` a DXGI_FORMAT
-number). ``digest`` is the sha256 of the
-record's program and views: the runner echoes it, so a reply (or a results file made elsewhere)
-is tied to exactly the program and state it answers.
+number). ``has_counter`` 1 marks a structured UAV whose view has a hidden counter (created with
+D3D11_BUFFER_UAV_FLAG_COUNTER); ``counter`` is then its initial count (CSSetUnorderedAccessViews'
+``pUAVInitialCounts``), and the reply's ``counters`` holds its final count (read with
+CopyStructureCount); both are 0 otherwise. ``digest`` is the sha256 of the record's program and
+views: the runner echoes it, so a reply (or a results file made elsewhere) is tied to exactly the
+program and state it answers.
 
 **The marker.** The harness gets one more store, its last instruction: :data:`MARKER` into the
 word after the state in the state buffer (initially 0). A reply whose marker is missing did not
@@ -53,11 +57,11 @@ from sm5.oracle.state import state_from_json, state_to_json
 from sm5.vectors.format import Vector
 
 STREAM_MAGIC = b"SM5D3D11"
-STREAM_VERSION = 2
+STREAM_VERSION = 3
 RECORD_TAG = b"REC1"
 RESULTS_FORMAT = "sm5-d3d11-results/1"
 #: What the runner built from this version's runner.c says it is (its header's ``runner``).
-RUNNER_ID = "sm5-d3d11-runner 2"
+RUNNER_ID = "sm5-d3d11-runner 3"
 #: Canary words before and after each window: the least common multiple of 16 and the element's
 #: words, so that every window starts on a 64-byte boundary (Wine's GL renderer silently drops
 #: the writes of a view whose byte offset is not aligned for its GL buffer range).
@@ -72,6 +76,8 @@ DXGI_FORMATS: Mapping[str, int] = {"R32_FLOAT": 41, "R32_UINT": 42, "R32_SINT": 
 _SHOWN_CANARIES = 4
 #: Written by the harness's last instruction into the word after the state.
 MARKER = 0x5E5D3D11
+#: The initial count that tells D3D11 to keep a UAV's counter as it is (pUAVInitialCounts).
+KEEP_COUNT = 0xFFFFFFFF
 
 
 class StreamError(Sm5Error):
@@ -93,11 +99,13 @@ class View:
     words: tuple[int, ...]
     window: tuple[int, int]  # words [start, end) of the buffer that the UAV covers
     guard: tuple[int, int] = (0, 0)  # the request's guard words just before and after it
+    counter: int | None = None  # the hidden counter's initial count, for a view with one
 
     def encode(self) -> bytes:
-        head = struct.pack("<8I", FILE_CODES[self.register[:1]], self.slot,
+        head = struct.pack("<10I", FILE_CODES[self.register[:1]], self.slot,
                            KIND_CODES[self.kind], self.dxgi_format, self.stride,
-                           self.first_element, self.num_elements, len(self.words))
+                           self.first_element, self.num_elements,
+                           int(self.counter is not None), self.counter or 0, len(self.words))
         return head + struct.pack(f"<{len(self.words)}I", *self.words)
 
 
@@ -133,12 +141,22 @@ def canaries(count: int, start: int) -> tuple[int, ...]:
 
 
 def _view(register: str, kind: str, fmt: str, stride: int, count: int,
-          data: Sequence[int], guard: Mapping[str, Sequence[int]] | None = None) -> View:
+          data: Sequence[int], guard: Mapping[str, Sequence[int]] | None = None,
+          counter: int | None = None) -> View:
     """The buffer of one view: canaries, then the request's guard words (when it has some)
     right before and after the window, so the buffer holds the allocation the request
-    describes."""
+    describes. A view without words is a NULL view, unless it has a hidden counter (a NULL
+    view has none): it is then a view of no elements inside a buffer of canaries."""
     slot = int(register[1:])
-    if not data:
+    if counter is not None and (register[:1] != "u" or kind != "structured"):
+        raise NotExpressible(f"{register}: only a structured UAV has a hidden counter in D3D11 "
+                             f"(D3D11_BUFFER_UAV_FLAG_COUNTER), not a {kind} one")
+    if counter == KEEP_COUNT:
+        raise NotExpressible(f"{register}: D3D11 cannot start a hidden counter at "
+                             f"{KEEP_COUNT:#x}: that initial count (-1) in "
+                             "CSSetUnorderedAccessViews' pUAVInitialCounts means keep the "
+                             "current count")
+    if not data and counter is None:
         return View(register, slot, "null", 0, 0, 0, 0, (), (0, 0))
     if kind == "typed":
         if fmt not in DXGI_FORMATS:
@@ -158,12 +176,12 @@ def _view(register: str, kind: str, fmt: str, stride: int, count: int,
     words = (canaries(pad - len(before), 0) + before + tuple(data) + after
              + canaries(pad - len(after), pad + len(data) + len(after)))
     return View(register, slot, kind, dxgi, stride if kind == "structured" else 0,
-                pad // element, elements, words, (pad, pad + len(data)),
-                (len(before), len(after)))
+                pad // element, elements if data else 0, words, (pad, pad + len(data)),
+                (len(before), len(after)), counter)
 
 
 def _binding_view(b: ViewBinding, guard: Mapping[str, Sequence[int]] | None) -> View:
-    return _view(b.register, b.kind, b.format, b.stride, b.count, b.data, guard)
+    return _view(b.register, b.kind, b.format, b.stride, b.count, b.data, guard, b.counter)
 
 
 @functools.cache
@@ -190,10 +208,6 @@ def record_of(vector: Vector) -> Record:
     guards = {name: value[GUARD_KEY] for name, value in vector.state.items()
               if isinstance(value, Mapping) and GUARD_KEY in value}
     harness = build_harness(program, state, runtime=vector.runtime)
-    for b in harness.bindings:
-        if b.counter is not None:
-            raise NotExpressible(f"{b.register}: the runner does not create hidden UAV "
-                                 "counters yet (stream version 2 has no initial or final count)")
     views = [_binding_view(b, guards.get(b.register)) for b in harness.bindings]
     views.append(_view(harness.state_register, "raw", "", 0, 0, (*harness.state_words, 0)))
     dxbc = program_to_dxbc(with_marker(harness))
@@ -226,6 +240,8 @@ class Reply:
     reason: str = ""
     invocations: int | None = None
     views: tuple[tuple[int, ...], ...] = ()
+    #: Per view, the hidden counter's final count; ``None`` for a view without a counter.
+    counters: tuple[int | None, ...] = ()
 
 
 def parse_reply(line: str, where: str) -> Reply:
@@ -257,10 +273,18 @@ def parse_reply(line: str, where: str) -> Reply:
                                     or isinstance(invocations, bool)):
         raise StreamError("field invocations: expected an integer or null", where=where)
     if not isinstance(views, list) or not all(
-            isinstance(v, list) and all(isinstance(w, int) and not isinstance(w, bool)
-                                        and 0 <= w <= 0xFFFFFFFF for w in v) for v in views):
+            isinstance(v, list) and all(_is_u32(w) for w in v) for v in views):
         raise StreamError("field views: expected lists of u32 words", where=where)
-    return Reply(vector_id, digest, "state", "", invocations, tuple(tuple(v) for v in views))
+    counters = doc.get("counters", [])
+    if not isinstance(counters, list) or not all(c is None or _is_u32(c) for c in counters):
+        raise StreamError("field counters: expected a list of u32 counts or null, one per view",
+                          where=where)
+    return Reply(vector_id, digest, "state", "", invocations, tuple(tuple(v) for v in views),
+                 tuple(counters))
+
+
+def _is_u32(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 0xFFFFFFFF
 
 
 def parse_header(line: str, where: str) -> dict[str, Any]:
@@ -308,6 +332,19 @@ def result_of(record: Record, reply: Reply) -> Result:
     if len(reply.views) != len(record.views):
         return Result.error(f"the reply holds {len(reply.views)} views, the record "
                             f"{len(record.views)}")
+    with_counter = [v.register for v in record.views if v.counter is not None]
+    if with_counter and len(reply.counters) != len(record.views):
+        return Result.error(f"the reply holds {len(reply.counters)} counters for "
+                            f"{len(record.views)} views; {with_counter[0]} has a hidden counter "
+                            "whose final count is needed")
+    counters: dict[str, int] = {}
+    for view, count in zip(record.views, reply.counters, strict=False):
+        if view.counter is None:
+            continue
+        if count is None:
+            return Result.error(f"{view.register}: the reply holds no final count for the "
+                                "view's hidden counter")
+        counters[view.register] = count
     contents: dict[str, tuple[int, ...]] = {}
     returned: dict[str, dict[str, list[int]]] = {}
     for view, found in zip(record.views, reply.views, strict=True):
@@ -331,7 +368,7 @@ def result_of(record: Record, reply: Reply) -> Result:
                             f"written{counted}")
     state_words = state_words[: harness.layout.words]
     try:
-        final = decode_state(harness, state_words, contents)
+        final = decode_state(harness, state_words, contents, counters)
     except Sm5Error as exc:
         return Result.error(f"cannot decode the final state: {exc}")
     state = state_to_json(final)

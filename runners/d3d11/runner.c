@@ -5,20 +5,24 @@
  *
  * Input: the stream `sm5 d3d11 stream` writes (all integers little-endian u32):
  *
- *   header  "SM5D3D11" version(=2)
+ *   header  "SM5D3D11" version(=3)
  *   record  "REC1" id_len id[id_len] digest_len digest[digest_len] dxbc_len dxbc[dxbc_len]
  *           view_count, then per view: file slot kind format stride first_element
- *           num_elements word_count words[word_count]
+ *           num_elements has_counter counter word_count words[word_count]
  *
  *   file: 0 an unordered access view (u#), 1 a shader resource view (t#).
  *   kind: 0 NULL view, 1 raw, 2 structured, 3 typed (format: a DXGI_FORMAT number).
  *   Each view is a window [first_element, first_element + num_elements) of a buffer holding
  *   word_count words (the caller fills the rest with canary words).
+ *   has_counter: 1 for a structured UAV whose view has a hidden counter
+ *   (D3D11_BUFFER_UAV_FLAG_COUNTER); counter is its initial count (pUAVInitialCounts).
  *
  * Output: a header line {"format": "sm5-d3d11-results/1", ...device...}, then per record one of
- *   {"id", "digest", "status": "state", "invocations": N|null, "views": [[words], ...]}
+ *   {"id", "digest", "status": "state", "invocations": N|null, "views": [[words], ...],
+ *    "counters": [N|null, ...]}
  *     (invocations: the pipeline statistics' CSInvocations, null when the query is unavailable;
- *     0 means the dispatch did not run; a NULL view reads back as [])
+ *     0 means the dispatch did not run; a NULL view reads back as []; counters: per view, the
+ *     hidden counter's final count read with CopyStructureCount, null for a view without one)
  *   {"id", "digest", "status": "error", "reason": "..."}       an API call failed
  *   {"id", "digest", "status": "unsupported", "reason": "..."} the device lacks a feature
  * Each line is flushed before the next record is read, so a caller may feed records one at a
@@ -38,8 +42,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RUNNER_VERSION "2"
-#define STREAM_VERSION 2u
+#define RUNNER_VERSION "3"
+#define STREAM_VERSION 3u
 #define MAX_ID 4096u
 #define MAX_DXBC (16u << 20)
 #define MAX_VIEWS 64u
@@ -53,7 +57,8 @@ enum view_file { FILE_UAV = 0, FILE_SRV = 1 };
 #define GLOBAL_FLAG_DOUBLES (1u << 12)
 
 struct view {
-    uint32_t file, slot, kind, format, stride, first_element, num_elements, word_count;
+    uint32_t file, slot, kind, format, stride, first_element, num_elements;
+    uint32_t has_counter, counter, word_count;
     uint32_t *words;
 };
 
@@ -219,6 +224,8 @@ static int read_record(struct record *r)
         v->stride = read_u32();
         v->first_element = read_u32();
         v->num_elements = read_u32();
+        v->has_counter = read_u32();
+        v->counter = read_u32();
         v->word_count = read_u32();
         if (v->file > FILE_SRV || v->kind > VIEW_TYPED
             || v->slot >= (v->file == FILE_UAV ? D3D11_1_UAV_SLOT_COUNT
@@ -228,6 +235,10 @@ static int read_record(struct record *r)
             malformed("view larger than 16 Mi words");
         if (v->kind == VIEW_STRUCTURED && (v->stride == 0 || v->stride % 4 != 0))
             malformed("structured view with a stride that is not a positive multiple of 4");
+        if (v->has_counter > 1
+            || (v->has_counter && (v->file != FILE_UAV || v->kind != VIEW_STRUCTURED)))
+            malformed("has_counter is not 0 or 1, or is set on a view that is not a "
+                      "structured UAV");
         v->words = malloc(v->word_count ? (size_t)v->word_count * 4 : 4);
         if (!v->words)
             malformed("out of memory");
@@ -331,6 +342,8 @@ struct resources {
     ID3D11UnorderedAccessView *uavs[MAX_VIEWS];
     ID3D11ShaderResourceView *srvs[MAX_VIEWS];
     ID3D11Buffer *staging[MAX_VIEWS];
+    ID3D11Buffer *count_copy[MAX_VIEWS];    /* CopyStructureCount's destination */
+    ID3D11Buffer *count_staging[MAX_VIEWS]; /* and its staging copy, mapped to read it */
     ID3D11Query *query;
 };
 
@@ -340,6 +353,10 @@ static void release_resources(struct resources *res, uint32_t n)
     for (i = 0; i < n; i++) {
         if (res->staging[i])
             ID3D11Buffer_Release(res->staging[i]);
+        if (res->count_copy[i])
+            ID3D11Buffer_Release(res->count_copy[i]);
+        if (res->count_staging[i])
+            ID3D11Buffer_Release(res->count_staging[i]);
         if (res->uavs[i])
             ID3D11UnorderedAccessView_Release(res->uavs[i]);
         if (res->srvs[i])
@@ -397,7 +414,8 @@ static HRESULT create_view(ID3D11Device *dev, const struct view *v, struct resou
                     : (DXGI_FORMAT)v->format;
         ud.Buffer.FirstElement = v->first_element;
         ud.Buffer.NumElements = v->num_elements;
-        ud.Buffer.Flags = v->kind == VIEW_RAW ? D3D11_BUFFER_UAV_FLAG_RAW : 0;
+        ud.Buffer.Flags = v->kind == VIEW_RAW ? D3D11_BUFFER_UAV_FLAG_RAW
+                          : v->has_counter ? D3D11_BUFFER_UAV_FLAG_COUNTER : 0;
         hr = ID3D11Device_CreateUnorderedAccessView(dev, (ID3D11Resource *)res->buffers[i],
                                                     &ud, &res->uavs[i]);
     }
@@ -406,8 +424,49 @@ static HRESULT create_view(ID3D11Device *dev, const struct view *v, struct resou
     bd.Usage = D3D11_USAGE_STAGING;
     bd.BindFlags = 0;
     bd.MiscFlags = 0;
+    bd.StructureByteStride = 0;
     bd.CPUAccessFlags = D3D11_CPU_ACCESS_READ;
-    return ID3D11Device_CreateBuffer(dev, &bd, NULL, &res->staging[i]);
+    hr = ID3D11Device_CreateBuffer(dev, &bd, NULL, &res->staging[i]);
+    if (FAILED(hr) || !v->has_counter)
+        return hr;
+    /* The hidden counter is read with CopyStructureCount into a small default buffer, then
+     * through a staging copy like the views. */
+    bd.ByteWidth = 16;
+    bd.Usage = D3D11_USAGE_DEFAULT;
+    bd.CPUAccessFlags = 0;
+    hr = ID3D11Device_CreateBuffer(dev, &bd, NULL, &res->count_copy[i]);
+    if (FAILED(hr))
+        return hr;
+    bd.Usage = D3D11_USAGE_STAGING;
+    bd.CPUAccessFlags = D3D11_CPU_ACCESS_READ;
+    return ID3D11Device_CreateBuffer(dev, &bd, NULL, &res->count_staging[i]);
+}
+
+/* The final count of each view's hidden counter (counts[i] = -1 for a view without one).
+ * 1: read; 0: an API call failed and its error line is printed. */
+static int read_counters(ID3D11DeviceContext *ctx, const struct record *r,
+                         struct resources *res, long long *counts)
+{
+    uint32_t i;
+    for (i = 0; i < r->view_count; i++) {
+        D3D11_MAPPED_SUBRESOURCE mapped;
+        HRESULT hr;
+        counts[i] = -1;
+        if (!res->count_copy[i] || !res->uavs[i])
+            continue;
+        ID3D11DeviceContext_CopyStructureCount(ctx, res->count_copy[i], 0, res->uavs[i]);
+        ID3D11DeviceContext_CopyResource(ctx, (ID3D11Resource *)res->count_staging[i],
+                                         (ID3D11Resource *)res->count_copy[i]);
+        hr = ID3D11DeviceContext_Map(ctx, (ID3D11Resource *)res->count_staging[i], 0,
+                                     D3D11_MAP_READ, 0, &mapped);
+        if (FAILED(hr)) {
+            call_failed("Map (the copy of a hidden counter)", hr);
+            return 0;
+        }
+        counts[i] = *(const uint32_t *)mapped.pData;
+        ID3D11DeviceContext_Unmap(ctx, (ID3D11Resource *)res->count_staging[i], 0);
+    }
+    return 1;
 }
 
 static void print_views(ID3D11DeviceContext *ctx, const struct record *r,
@@ -415,6 +474,9 @@ static void print_views(ID3D11DeviceContext *ctx, const struct record *r,
 {
     uint32_t i, w;
     D3D11_MAPPED_SUBRESOURCE mapped[MAX_VIEWS];
+    long long counts[MAX_VIEWS];
+    if (!read_counters(ctx, r, res, counts))
+        return;
     for (i = 0; i < r->view_count; i++) {
         HRESULT hr;
         mapped[i].pData = NULL;
@@ -449,6 +511,15 @@ static void print_views(ID3D11DeviceContext *ctx, const struct record *r,
         printf("]");
         ID3D11DeviceContext_Unmap(ctx, (ID3D11Resource *)res->staging[i], 0);
     }
+    printf("],\"counters\":[");
+    for (i = 0; i < r->view_count; i++) {
+        if (i)
+            putchar(',');
+        if (counts[i] < 0)
+            printf("null");
+        else
+            printf("%lld", counts[i]);
+    }
     printf("]}\n");
     fflush(stdout);
 }
@@ -478,6 +549,7 @@ static void run_record(const struct device *d, const struct record *r)
     struct resources res;
     ID3D11UnorderedAccessView *slots[D3D11_1_UAV_SLOT_COUNT];
     ID3D11ShaderResourceView *srv_slots[D3D11_COMMONSHADER_INPUT_RESOURCE_SLOT_COUNT];
+    UINT initial_counts[D3D11_1_UAV_SLOT_COUNT]; /* (UINT)-1: keep the current count */
     D3D11_QUERY_DESC qd;
     uint32_t i, slot_count = 0, srv_count = 0;
     long long invocations;
@@ -485,6 +557,7 @@ static void run_record(const struct device *d, const struct record *r)
     memset(&res, 0, sizeof res);
     memset(slots, 0, sizeof slots);
     memset(srv_slots, 0, sizeof srv_slots);
+    memset(initial_counts, 0xFF, sizeof initial_counts);
     if (uses_doubles(r->dxbc, r->dxbc_len) && !d->doubles) {
         reason_line("unsupported", "the program uses doubles and the device has no "
                     "double-precision shader support (D3D11_FEATURE_DOUBLES: "
@@ -523,9 +596,11 @@ static void run_record(const struct device *d, const struct record *r)
             call_failed(call, hr);
             return;
         }
-        if (v->file == FILE_UAV)
+        if (v->file == FILE_UAV) {
             slots[v->slot] = res.uavs[i];
-        else
+            if (v->has_counter)
+                initial_counts[v->slot] = v->counter;
+        } else
             srv_slots[v->slot] = res.srvs[i];
     }
     qd.Query = D3D11_QUERY_PIPELINE_STATISTICS;
@@ -533,7 +608,8 @@ static void run_record(const struct device *d, const struct record *r)
     if (FAILED(ID3D11Device_CreateQuery(d->device, &qd, &res.query)))
         res.query = NULL;
     ID3D11DeviceContext_CSSetShader(d->context, res.shader, NULL, 0);
-    ID3D11DeviceContext_CSSetUnorderedAccessViews(d->context, 0, slot_count, slots, NULL);
+    ID3D11DeviceContext_CSSetUnorderedAccessViews(d->context, 0, slot_count, slots,
+                                                  initial_counts);
     if (srv_count)
         ID3D11DeviceContext_CSSetShaderResources(d->context, 0, srv_count, srv_slots);
     if (res.query)
@@ -564,6 +640,7 @@ int main(int argc, char **argv)
     struct record *r;
     uint8_t magic[8];
     unsigned long long start = 0, index = 0;
+    uint32_t version;
     int warp = 0, i;
     const char *path = NULL;
     HRESULT hr;
@@ -602,8 +679,14 @@ int main(int argc, char **argv)
         return 0;
     if (memcmp(magic, "SM5D3D11", 8) != 0)
         malformed("expected the stream header SM5D3D11");
-    if (read_u32() != STREAM_VERSION)
-        malformed("unknown stream version (expected 2)");
+    version = read_u32();
+    if (version != STREAM_VERSION) {
+        char text[160];
+        snprintf(text, sizeof text, "stream version %lu, this runner reads version %u (write "
+                 "the stream with the sm5 of the same checkout)", (unsigned long)version,
+                 STREAM_VERSION);
+        malformed(text);
+    }
     while (read_record(r)) {
         if (index++ >= start) {
             strcpy(current_id, r->id);
