@@ -25,19 +25,36 @@ def test_per_clause_flag_and_section_then_whole_sections() -> None:
         vec("a/boundary/0003", ("a.x",)),            # a.x and a/boundary have 2 already
         vec("a/boundary/0004", ("a.x", "a.y")),      # a.y is new
         vec("a/boundary/0005", ("a.x",), ("nan",)),  # the flag nan is new
-        vec("a/limit/0001", ("a.x",)),
-        vec("a/limit/0002", ("a.x",)),
-        vec("a/limit/0003", ("a.x",)),               # limit: kept whole
+        vec("a/alias/0001", ("a.x",)),
+        vec("a/alias/0002", ("a.x",)),
+        vec("a/alias/0003", ("a.x",)),               # alias: kept whole
         vec("a/cell/0001", rejected=True),           # rejected: never kept
         vec("b/random/0001", ("a.x",)),              # a new (instruction, section)
     ]
     assert PER_KEY == 2
     assert representative(vectors) == (
         "a/boundary/0001", "a/boundary/0002", "a/boundary/0004", "a/boundary/0005",
-        "a/limit/0001", "a/limit/0002", "a/limit/0003", "b/random/0001")
+        "a/alias/0001", "a/alias/0002", "a/alias/0003", "b/random/0001")
     assert representative(vectors, per_key=1) == (
-        "a/boundary/0001", "a/boundary/0004", "a/boundary/0005", "a/limit/0001",
-        "a/limit/0002", "a/limit/0003", "b/random/0001")
+        "a/boundary/0001", "a/boundary/0004", "a/boundary/0005", "a/alias/0001",
+        "a/alias/0002", "a/alias/0003", "b/random/0001")
+
+
+def test_limit_vectors_are_kept_per_declaration() -> None:
+    """The same declaration edge under several instructions is kept PER_KEY times, a new one
+    always."""
+    def limit(vid: str, dcl: str) -> Vector:
+        return Vector(vid, (dcl, "op u0"), "cs_5_0", "11.0", {}, {"outcomes": ["defined"]},
+                      ("x.c",))
+
+    vectors = [limit("a/limit/0001", "dcl_uav_raw u63"), limit("a/limit/0002", "dcl_uav_raw u7"),
+               limit("b/limit/0001", "dcl_uav_raw u63"), limit("b/limit/0002", "dcl_uav_raw u7"),
+               limit("c/limit/0001", "dcl_uav_raw u63"), limit("c/limit/0002", "dcl_uav_raw u1")]
+    assert representative(vectors) == ("a/limit/0001", "a/limit/0002", "b/limit/0001",
+                                       "b/limit/0002", "c/limit/0001", "c/limit/0002")
+    assert representative(vectors, per_key=1) == ("a/limit/0001", "a/limit/0002",
+                                                  "b/limit/0001", "c/limit/0001",
+                                                  "c/limit/0002")
 
 
 def test_golden_subset_covers_every_clause_and_is_small() -> None:
