@@ -163,9 +163,12 @@ class Predicate:
     def empty(self) -> bool:
         return not self.globs and not self.operands and not self.resources
 
-    def holds(self, vector: Vector) -> bool:
+    def holds(self, vector: Vector, values: Mapping[str, tuple[str, ...]] | None = None
+              ) -> bool:
+        """``values``: the vector's `_vector_values` when the caller has them already."""
         if self.globs:
-            values = _vector_values(vector)
+            if values is None:
+                values = _vector_values(vector)
             if not all(_any_matches(values[key], globs) for key, globs in self.globs):
                 return False
         if self.resources:
@@ -203,10 +206,11 @@ class Expectation:
         """How checks and reports name the entry."""
         return self.name or self.id or "(unnamed predicate)"
 
-    def covers(self, vector: Vector) -> bool:
+    def covers(self, vector: Vector, values: Mapping[str, tuple[str, ...]] | None = None
+               ) -> bool:
         if self.id and not fnmatch.fnmatchcase(vector.id, self.id):
             return False
-        return self.match.holds(vector)
+        return self.match.holds(vector, values)
 
     def describe(self) -> str:
         """The reason with its link, as shown in a verdict."""
@@ -238,8 +242,9 @@ class Expectations:
         if recent is not None and recent[0] is vector:
             return recent[1]
         found = self._exact.get(vector.id)
-        if found is None:
-            found = next((e for e in self._ordered if e.covers(vector)), None)
+        if found is None and self._ordered:
+            values = _vector_values(vector)  # once for every entry asked
+            found = next((e for e in self._ordered if e.covers(vector, values)), None)
         if self._ordered:  # without predicates a look-up is one dict access already
             self._recent[vector.id] = (vector, found)
             if len(self._recent) > RECENT_LOOKUPS:

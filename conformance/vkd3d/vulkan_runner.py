@@ -403,9 +403,12 @@ class VulkanRunner:
             ),
         )[0]
         self._fence = vk.vkCreateFence(self._device, vk.VkFenceCreateInfo(), None)
-        # Built once: every dispatch submits the same command buffer and waits on one fence.
-        self._submit = [vk.VkSubmitInfo(pCommandBuffers=[self._cmd])]
-        self._fences = [self._fence]
+        # Built once: every dispatch submits the same command buffer and waits on one fence,
+        # through the loader's entry points directly (the binding converts every argument of
+        # every call otherwise).
+        self._submit_info = vk.VkSubmitInfo(pCommandBuffers=[self._cmd])
+        self._submit = vk.ffi.addressof(self._submit_info)
+        self._fences = vk.ffi.new("VkFence[1]", [self._fence])
 
     def _pick_lavapipe(self) -> Any:
         vk = self._vk
@@ -856,9 +859,11 @@ class VulkanRunner:
             self._recorded = None
             self._record(pipe, groups)
             self._recorded = recorded
-        vk.vkQueueSubmit(self._queue, 1, self._submit, self._fence)
-        vk.vkWaitForFences(self._device, 1, self._fences, vk.VK_TRUE, FENCE_TIMEOUT_NS)
-        vk.vkResetFences(self._device, 1, self._fences)
+        lib = vk.lib
+        _checked(vk, lib.vkQueueSubmit(self._queue, 1, self._submit, self._fence))
+        _checked(vk, lib.vkWaitForFences(self._device, 1, self._fences, vk.VK_TRUE,
+                                         FENCE_TIMEOUT_NS))
+        _checked(vk, lib.vkResetFences(self._device, 1, self._fences))
 
     def _record(self, pipe: _Pipeline, groups: tuple[int, int, int]) -> None:
         vk, cmd = self._vk, self._cmd
@@ -926,6 +931,12 @@ def _guard_diff(data: array[int], window: int, indices: range) -> Iterator[tuple
         expected = (CANARY_BASE + i) & _U32_MAX
         if data[i] != expected:
             yield (i - window, expected, data[i])
+
+
+def _checked(vk: ModuleType, result: int) -> None:
+    """Raise the binding's exception for a result other than VK_SUCCESS, as its wrappers do."""
+    if result != vk.VK_SUCCESS:
+        raise vk.exception_codes[result]
 
 
 def _version_string(packed: int) -> str:
