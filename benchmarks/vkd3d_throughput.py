@@ -13,10 +13,10 @@ Passes, each over every applicable vector (not must-reject), judged against the 
 Rates are vectors per CPU second (this process, the isolation zygote and their children: on a
 busy machine the wall clock measures the neighbours; on an idle one the two agree) and, beside
 them, per wall-clock second. Vectors that leave shared memory undefined run in child processes
-(isolated); their count, the dispatches re-run alone after their batch died (quarantined), and
-the ratio warm / warm-single are printed. Every pass must judge every vector the same
-(crashes of isolated vectors aside, which vary between runs); the script says so when they
-differ.
+(isolated); their count, the dispatches run again first in a fresh child after their batch died
+(quarantined), and the ratio warm / warm-single are printed. Every pass must judge every
+vector the same (crashes of isolated vectors aside, which vary between runs); the script says
+so when they differ.
 
 Usage: python benchmarks/vkd3d_throughput.py [--every N] [--warm-passes K]
 [VECTOR_FILE_OR_DIR ...] (``--every 5``: every fifth vector, for a quick look on a busy

@@ -30,8 +30,8 @@ that came before and sends the dispatch that died again, at the head of a new ba
 rest, which never ran: first in a fresh child, its reply is as good as a run of its own (a
 *quarantine* run: a batch-mate's damage must not become its verdict), and when it dies again
 that is its verdict and the rest go on in another child. A dispatch that died first in its
-child is not run again. A crash thus costs one child more, not two (one for the re-run alone,
-one for the rest).
+child is not run again. A re-run that survives takes the rest along in its child (a child of
+its own and another for the rest would cost one fork and device more).
 
 A crash, a time-out or an unreadable reply raises `ChildFailed` with a one-line reason such as
 ``process crashed (signal 11)``.
@@ -223,7 +223,7 @@ class IsolatedRunner:
         self._stderr: IO[bytes] | None = None
         self._pending = b""
         self._docs: dict[int, tuple[Job, dict[str, Any]]] = {}
-        #: Dispatches re-run alone after their batch died (for tests and benchmarks).
+        #: Dispatches run again after their batch died (for tests and benchmarks).
         self.quarantined = 0
 
     def run(
