@@ -48,6 +48,7 @@ error (``unused``), never silence.
 from __future__ import annotations
 
 import fnmatch
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +65,8 @@ from sm5.oracle.errors import Sm5Error, SpecError
 from sm5.oracle.yamlio import load_yaml
 from sm5.vectors.format import Vector
 
+#: Recent look-ups kept (a run looks each vector up two or three times within one batch).
+RECENT_LOOKUPS = 1024
 EXPECTATION_STATUSES = ("fail", "xfail", "unsupported", "skip")
 _FIELDS = {"id", "name", "status", "reason", "link", "match"}
 _GLOB_CHARS = frozenset("*?[")
@@ -164,9 +167,12 @@ class Predicate:
     def empty(self) -> bool:
         return not self.globs and not self.operands and not self.resources
 
-    def holds(self, vector: Vector) -> bool:
+    def holds(self, vector: Vector, values: Mapping[str, tuple[str, ...]] | None = None
+              ) -> bool:
+        """``values``: the vector's `_vector_values` when the caller has them already."""
         if self.globs:
-            values = _vector_values(vector)
+            if values is None:
+                values = _vector_values(vector)
             if not all(_any_matches(values[key], globs) for key, globs in self.globs):
                 return False
         if self.resources:
@@ -204,10 +210,11 @@ class Expectation:
         """How checks and reports name the entry."""
         return self.name or self.id or "(unnamed predicate)"
 
-    def covers(self, vector: Vector) -> bool:
+    def covers(self, vector: Vector, values: Mapping[str, tuple[str, ...]] | None = None
+               ) -> bool:
         if self.id and not fnmatch.fnmatchcase(vector.id, self.id):
             return False
-        return self.match.holds(vector)
+        return self.match.holds(vector, values)
 
     def describe(self) -> str:
         """The reason with its link, as shown in a verdict."""
@@ -220,21 +227,33 @@ class Expectations:
     source: str = ""
     _exact: Mapping[str, Expectation] = field(init=False, repr=False, compare=False)
     _ordered: tuple[Expectation, ...] = field(init=False, repr=False, compare=False)
+    _recent: OrderedDict[str, tuple[Vector, Expectation | None]] = field(
+        init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Indexes derived from ``entries`` (a frozen dataclass sets them once, here).
         object.__setattr__(self, "_exact", {e.id: e for e in self.entries if e.exact})
         object.__setattr__(self, "_ordered", tuple(e for e in self.entries if not e.exact))
+        object.__setattr__(self, "_recent", OrderedDict())
 
     def lookup(self, vector: Vector) -> Expectation | None:
-        """The entry that decides this vector, or None."""
-        exact = self._exact.get(vector.id)
-        if exact is not None:
-            return exact
-        for entry in self._ordered:
-            if entry.covers(vector):
-                return entry
-        return None
+        """The entry that decides this vector, or None.
+
+        The answers for the last :data:`RECENT_LOOKUPS` vectors are kept, by vector id and for
+        that very vector object (a run asks again for the same vector before judging it).
+        """
+        recent = self._recent.get(vector.id)
+        if recent is not None and recent[0] is vector:
+            return recent[1]
+        found = self._exact.get(vector.id)
+        if found is None and self._ordered:
+            values = _vector_values(vector)  # once for every entry asked
+            found = next((e for e in self._ordered if e.covers(vector, values)), None)
+        if self._ordered:  # without predicates a look-up is one dict access already
+            self._recent[vector.id] = (vector, found)
+            if len(self._recent) > RECENT_LOOKUPS:
+                self._recent.popitem(last=False)
+        return found
 
     def decided(self, vectors: Iterable[Vector]) -> dict[int, list[str]]:
         """For each entry (by position), the ids of the vectors it decides, in order."""

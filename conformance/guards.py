@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from sm5.oracle.spec import load_default
+from sm5.oracle.spec import Model, load_default
 from sm5.vectors.format import Vector
 
 GUARD_BASE = 0xC0DE0000
@@ -52,7 +52,15 @@ def guard_words(resource: Mapping[str, Any]) -> dict[str, list[int]]:
 def guarded_files() -> frozenset[str]:
     """Register files whose views get guards: every resource file but shared memory."""
     model = load_default().model
-    return frozenset(model.resource_files) - frozenset(model.shared_memory_files)
+    known = _guarded.get(id(model))
+    if known is None or known[0] is not model:
+        known = _guarded[id(model)] = (
+            model, frozenset(model.resource_files) - frozenset(model.shared_memory_files))
+    return known[1]
+
+
+#: guarded_files by model (asked per view of every request: worked out once per model).
+_guarded: dict[int, tuple[Model, frozenset[str]]] = {}
 
 
 def is_guarded(name: str, value: Any) -> bool:

@@ -253,8 +253,27 @@ def build_harness(program: Program, state: MachineState, *, runtime: str = "11.0
     for t in tgsm:
         initial.extend(state.resources[t.name].data)
     scratch = max(numbers, default=-1) + 1
-    lines = _program_lines(program, layout, slot, scratch, spec)
-    return Harness(Program(tuple(lines), HARNESS_TARGET), slot, tuple(initial), layout, bindings)
+    return Harness(_harness_program(program, layout, slot, scratch, spec), slot, tuple(initial),
+                   layout, bindings)
+
+
+#: Harness programs built, by (program, layout, state slot, scratch register): the vectors of
+#: one program and state shape share one (its values travel in the buffers), the same object.
+_built: dict[tuple[Program, StateLayout, int, int], tuple[Spec, Program]] = {}
+_MAX_BUILT = 4096
+
+
+def _harness_program(program: Program, layout: StateLayout, slot: int, scratch: int,
+                     spec: Spec) -> Program:
+    key = (program, layout, slot, scratch)
+    found = _built.get(key)
+    if found is not None and found[0] is spec:
+        return found[1]
+    built = Program(tuple(_program_lines(program, layout, slot, scratch, spec)), HARNESS_TARGET)
+    if len(_built) >= _MAX_BUILT:
+        _built.clear()
+    _built[key] = (spec, built)
+    return built
 
 
 def _program_lines(program: Program, layout: StateLayout, slot: int, scratch: int,
@@ -390,7 +409,7 @@ def decode_state(harness: Harness, state_words: tuple[int, ...] | list[int],
     if len(state_words) != layout.words:
         raise StateError(f"the state buffer holds {len(state_words)} words, the layout "
                          f"{layout.words}", where=harness.state_register)
-    words = tuple(_word(w, f"{harness.state_register}[{i}]") for i, w in enumerate(state_words))
+    words = _words(state_words, harness.state_register)
     registers: dict[str, tuple[int, int, int, int]] = {}
     for reg in layout.registers:
         x, y, z, w = words[reg.offset:reg.offset + REGISTER_WORDS]
@@ -415,12 +434,19 @@ def decode_state(harness: Harness, state_words: tuple[int, ...] | list[int],
             if name not in counters:
                 raise StateError("no final value for the view's hidden counter", where=name)
             counter = _word(counters[name], f"{name}.counter")
-        resources[name] = Resource(binding.kind,
-                                   tuple(_word(w, f"{name}[{i}]") for i, w in enumerate(data)),
+        resources[name] = Resource(binding.kind, _words(data, name),
                                    binding.stride,
                                    binding.count if binding.kind != "raw" else 0,
                                    binding.format if binding.kind == "typed" else "", counter)
     return MachineState(registers, resources, ACTIVE)
+
+
+def _words(values: Iterable[int], where: str) -> tuple[int, ...]:
+    """The words as a tuple, each checked (one pass; a location is built only for a bad one)."""
+    words = tuple(values)
+    if all(type(w) is int and 0 <= w <= 0xFFFFFFFF for w in words):
+        return words
+    return tuple(_word(w, f"{where}[{i}]") for i, w in enumerate(words))
 
 
 def _word(value: int, where: str) -> int:

@@ -91,6 +91,14 @@ class Program:
     # leaves the frozen fields, equality and hashing alone), so that the checkers that consult
     # them per line stay linear in the program's length.
 
+    def __hash__(self) -> int:
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        # A program is a cache key (harness programs, translations): hashed once, not per look-up.
+        return hash((self.lines, self.target))
+
     @cached_property
     def declarations(self) -> tuple[Declaration, ...]:
         return tuple(x for x in self.lines if isinstance(x, Declaration))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 import struct
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -174,6 +174,16 @@ def _u32(value: Any, where: str) -> int:
     return value
 
 
+def u32_words(values: Iterable[Any], where: str) -> tuple[int, ...]:
+    """``values`` as a tuple of u32 words; the error names the first bad one
+    (``where[i]``). Valid words (the common case) are checked in one pass, without building a
+    location per word."""
+    words = tuple(values)
+    if all(type(w) is int and 0 <= w <= U32 for w in words):
+        return words
+    return tuple(_u32(w, f"{where}[{i}]") for i, w in enumerate(words))
+
+
 def resource_from_json(doc: Any, where: str) -> Resource:
     if not isinstance(doc, dict):
         raise StateError(f"expected a resource object, got {shown(doc)}", where=where)
@@ -188,7 +198,7 @@ def resource_from_json(doc: Any, where: str) -> Resource:
     data = doc.get("data")
     if not isinstance(data, list):
         raise StateError("field data: expected a list of u32 words", where=where)
-    words = tuple(_u32(w, f"{where}.data[{i}]") for i, w in enumerate(data))
+    words = u32_words(data, f"{where}.data")
     stride = doc.get("stride", 0)
     count = doc.get("count", 0)
     fmt = doc.get("format", "")
@@ -242,7 +252,7 @@ def state_from_json(doc: Any, where: str = "state") -> MachineState:
         elif REGISTER_RE.match(key):
             if not isinstance(value, list) or len(value) != 4:
                 raise StateError("expected a list of 4 u32 components", where=here)
-            r = tuple(_u32(v, f"{here}[{i}]") for i, v in enumerate(value))
+            r = u32_words(value, here)
             registers[key] = (r[0], r[1], r[2], r[3])
         elif RESOURCE_RE.match(key):
             resources[key] = resource_from_json(value, here)

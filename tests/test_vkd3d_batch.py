@@ -1,6 +1,6 @@
 """Batched runs of the vkd3d adapter: isolated dispatches share a child process, a batch that
-dies costs only the dispatch that died (re-run alone, in quarantine), and batched verdicts equal
-one-by-one verdicts."""
+dies costs only the dispatch that died (run again first in a fresh child, in quarantine), and
+batched verdicts equal one-by-one verdicts."""
 
 from __future__ import annotations
 
@@ -113,25 +113,26 @@ def _jobs(*names: str) -> list[Job]:
     return [Job(n.encode(), (BINDING,)) for n in names]
 
 
-def test_the_dispatch_a_batch_died_in_is_re_run_alone() -> None:
-    runner = _ScriptedRunner([[OK, {"crashed": 11}], [OK, OK]], alone=[OK])
+def test_the_dispatch_a_batch_died_in_leads_the_next_batch() -> None:
+    runner = _ScriptedRunner([[OK, {"crashed": 11}], [OK, OK, OK]], alone=[])
     results = runner.run_batch(_jobs("a", "b", "c", "d"))
-    assert results == [OUT, OUT, OUT, OUT]  # b survives alone: its batch-mate's damage is not b's
-    assert runner.requests == [[b"a", b"b", b"c", b"d"], [b"c", b"d"]]
-    assert runner.singles == [b"b"] and runner.quarantined == 1
+    assert results == [OUT, OUT, OUT, OUT]  # b survives first in a fresh child: not b's damage
+    assert runner.requests == [[b"a", b"b", b"c", b"d"], [b"b", b"c", b"d"]]
+    assert runner.singles == [] and runner.quarantined == 1
 
 
-def test_a_crash_alone_is_the_verdict() -> None:
-    runner = _ScriptedRunner([[OK, {"crashed": 11}], [{"crashed": 6}], [OK]],
-                             alone=[{"crashed": 11}])
+def test_a_crash_first_in_a_child_is_the_verdict() -> None:
+    runner = _ScriptedRunner([[OK, {"crashed": 11}], [{"crashed": 11}], [{"crashed": 6}], [OK]],
+                             alone=[])
     results = runner.run_batch(_jobs("a", "b", "c", "d"))
     assert results[0] == OUT and results[3] == OUT
     b, c = results[1], results[2]
     assert isinstance(b, ChildFailed) and b.kind == "crash" and "signal 11" in b.reason
     # c died first in a fresh child: as good as a run of its own, not re-run
     assert isinstance(c, ChildFailed) and "signal 6" in c.reason
-    assert runner.singles == [b"b"]
-    assert runner.requests == [[b"a", b"b", b"c", b"d"], [b"c", b"d"], [b"d"]]
+    assert runner.quarantined == 1
+    assert runner.requests == [[b"a", b"b", b"c", b"d"], [b"b", b"c", b"d"], [b"c", b"d"],
+                               [b"d"]]
 
 
 # --------------------------------------------------------------------------- real runs

@@ -22,7 +22,7 @@ vkd3d-shader, dispatch one thread group on lavapipe, decode the final state.
   opcodes: "Unrecognized opcode 0xc8"), give ``unsupported`` with the reason.
 * **Batches.** `run_batch` runs many vectors in one call (the conformance engine uses it): the
   isolated ones share child processes; when a child dies, the dispatch it died in runs again
-  alone in a fresh child, so a crash costs no batch-mate its verdict.
+  first in a fresh child, so a crash costs no batch-mate its verdict.
 * **Caches.** DXBC and SPIR-V are cached per harness program (the program text plus the state's
   layout; values travel in the buffers), pipelines by the runner, compiled code by Mesa's disk
   cache; one lavapipe device serves the whole run.

@@ -26,9 +26,12 @@ The zygote speaks JSON Lines on stdin/stdout::
 
 A batch saves a fork and a device per dispatch. Each dispatch keeps its own time-out (it starts
 when the previous one replied). When a batch dies, `IsolatedRunner.run_batch` keeps the replies
-that came before, gives the dispatch that died a run of its own in a fresh child (a
-*quarantine* run: a batch-mate's damage must not become its verdict) unless it was the first in
-its child anyway, and sends the rest, which never ran, as a new batch.
+that came before and sends the dispatch that died again, at the head of a new batch with the
+rest, which never ran: first in a fresh child, its reply is as good as a run of its own (a
+*quarantine* run: a batch-mate's damage must not become its verdict), and when it dies again
+that is its verdict and the rest go on in another child. A dispatch that died first in its
+child is not run again. A re-run that survives takes the rest along in its child (a child of
+its own and another for the rest would cost one fork and device more).
 
 A crash, a time-out or an unreadable reply raises `ChildFailed` with a one-line reason such as
 ``process crashed (signal 11)``.
@@ -85,8 +88,26 @@ def encode_request(
     robust_buffer_access: bool,
     timeout: float,
 ) -> bytes:
-    doc = {
-        "spirv": base64.b64encode(spirv).decode("ascii"),
+    doc = request_doc(spirv, bindings, groups, robust_buffer_access, timeout)
+    return json.dumps(doc, separators=(",", ":")).encode() + b"\n"
+
+
+@functools.lru_cache(maxsize=256)
+def _base64(spirv: bytes) -> str:
+    """A shader as the wire carries it (the dispatches of a batch share a few shaders)."""
+    return base64.b64encode(spirv).decode("ascii")
+
+
+def request_doc(
+    spirv: bytes,
+    bindings: Sequence[BufferBinding],
+    groups: tuple[int, int, int],
+    robust_buffer_access: bool,
+    timeout: float,
+) -> dict[str, Any]:
+    """One dispatch request as a JSON object (see the module docstring)."""
+    return {
+        "spirv": _base64(bytes(spirv)),
         "groups": list(groups),
         "robust_buffer_access": robust_buffer_access,
         "timeout": timeout,
@@ -102,7 +123,6 @@ def encode_request(
             for b in bindings
         ],
     }
-    return json.dumps(doc, separators=(",", ":")).encode() + b"\n"
 
 
 def decode_request(doc: Mapping[str, Any]) -> tuple[bytes, list[BufferBinding],
@@ -202,7 +222,8 @@ class IsolatedRunner:
         self._proc: subprocess.Popen[bytes] | None = None
         self._stderr: IO[bytes] | None = None
         self._pending = b""
-        #: Dispatches re-run alone after their batch died (for tests and benchmarks).
+        self._docs: dict[int, tuple[Job, dict[str, Any]]] = {}
+        #: Dispatches run again after their batch died (for tests and benchmarks).
         self.quarantined = 0
 
     def run(
@@ -236,6 +257,7 @@ class IsolatedRunner:
         """Several dispatches, as few children as crashes allow (see the module docstring):
         per job its outputs or the ChildFailed it ended with, in order."""
         results: list[list[RunOutput] | ChildFailed] = []
+        self._docs.clear()  # each job is encoded once, however many batches it is sent in
         while len(results) < len(jobs):
             rest = jobs[len(results):]
             try:
@@ -250,23 +272,22 @@ class IsolatedRunner:
                 except ChildFailed as exc:
                     if position == 0:  # first in a fresh child: as good as a run of its own
                         results.append(exc)
-                    else:
+                    else:  # it leads the next batch: first in a fresh child (quarantine)
                         self.quarantined += 1
-                        results.append(self._alone(job))
                     break
+        self._docs.clear()
         return results
 
-    def _alone(self, job: Job) -> list[RunOutput] | ChildFailed:
-        try:
-            return self.run(job.spirv, job.bindings, job.groups, job.timeout)
-        except ChildFailed as exc:
-            return exc
+    def _doc(self, job: Job) -> dict[str, Any]:
+        found = self._docs.get(id(job))
+        if found is None or found[0] is not job:
+            limit = self.timeout if job.timeout is None else job.timeout
+            found = self._docs[id(job)] = (job, request_doc(
+                job.spirv, job.bindings, job.groups, self.robust_buffer_access, limit))
+        return found[1]
 
     def _request_batch(self, jobs: Sequence[Job]) -> list[Reply]:
-        requests = [json.loads(encode_request(bytes(j.spirv), j.bindings, j.groups,
-                                              self.robust_buffer_access,
-                                              self.timeout if j.timeout is None else j.timeout))
-                    for j in jobs]
+        requests = [self._doc(j) for j in jobs]
         limit = sum(r["timeout"] for r in requests)
         proc = self._zygote()
         assert proc.stdin is not None

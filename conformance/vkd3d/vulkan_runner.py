@@ -26,6 +26,7 @@ import ctypes.util
 import functools
 import hashlib
 import importlib.util
+import itertools
 import os
 import platform
 import time
@@ -99,6 +100,8 @@ class BufferBinding:
             raise ValueError(f"binding {self.binding}: a null descriptor holds no words")
         if not self.words and not self.null:
             raise ValueError(f"binding {self.binding}: window must hold at least one word")
+        if all(type(w) is int and 0 <= w <= _U32_MAX for w in self.words):
+            return  # the common case, checked in one pass
         for i, word in enumerate(self.words):
             if not isinstance(word, int) or not 0 <= word <= _U32_MAX:
                 raise ValueError(f"binding {self.binding}: words[{i}]={word!r} is not a u32")
@@ -174,7 +177,18 @@ def _prepare_environment(icd: Path) -> None:
         os.environ[_ENV_MESA_CACHE] = str(mesa_cache)
 
 
+#: The ``vulkan`` module once imported (with the environment set): every later device of the
+#: process (and of the isolation zygote's forked children) skips the checks, which look the
+#: library up with ``ldconfig`` in a subprocess.
+_imported: list[ModuleType] = []
+#: The extensions of each physical device by name, read once per process (cffi converts each
+#: name: a few milliseconds per device, which a forked child inherits instead of paying).
+_extensions: dict[str, frozenset[str]] = {}
+
+
 def _import_vulkan() -> ModuleType:
+    if _imported:
+        return _imported[0]
     ok, reason = vulkan_available()
     if not ok:
         raise VulkanUnavailable(reason)
@@ -186,6 +200,7 @@ def _import_vulkan() -> ModuleType:
     except (ImportError, OSError) as exc:
         raise VulkanUnavailable(f"cannot import the vulkan module: {exc}") from exc
     module: ModuleType = vulkan
+    _imported.append(module)
     return module
 
 
@@ -235,6 +250,10 @@ class _Layout:
     pipeline_layout: Any
     pool: Any
     descriptor_set: Any
+    #: What the descriptor set was last written with (`_write_descriptors` skips a repeat).
+    written: tuple[Any, ...] | None = None
+    #: Counts the writes: a command buffer recorded with the set is stale after one.
+    generation: int = 0
 
 
 @dataclass
@@ -242,6 +261,7 @@ class _Pipeline:
     module: Any
     pipeline: Any
     layout: _Layout
+    serial: int = 0
 
 
 @dataclass
@@ -250,7 +270,10 @@ class _HostBuffer:
     memory: Any
     mapped: Any
     capacity: int
-    views: OrderedDict[tuple[int, int, str], Any] = field(default_factory=OrderedDict)
+    #: Views by (offset, size, format): the handle and a serial no other view ever gets.
+    views: OrderedDict[tuple[int, int, str], tuple[Any, int]] = field(
+        default_factory=OrderedDict)
+    serial: int = 0
 
 
 @dataclass(frozen=True)
@@ -315,6 +338,10 @@ class VulkanRunner:
         self._owns_instance = instance is None
         self._device: Any = None
         self._fence: Any = None
+        #: Serials of pipelines, buffers and views: a handle Vulkan reuses never looks the same.
+        self._serials = itertools.count(1)
+        #: What the command buffer holds: (pipeline serial, descriptor generation, groups).
+        self._recorded: tuple[int, int, tuple[int, int, int]] | None = None
         self._command_pool: Any = None
         self._broken = ""
         self.robust_buffer_access = robust_buffer_access
@@ -376,6 +403,12 @@ class VulkanRunner:
             ),
         )[0]
         self._fence = vk.vkCreateFence(self._device, vk.VkFenceCreateInfo(), None)
+        # Built once: every dispatch submits the same command buffer and waits on one fence,
+        # through the loader's entry points directly (the binding converts every argument of
+        # every call otherwise).
+        self._submit_info = vk.VkSubmitInfo(pCommandBuffers=[self._cmd])
+        self._submit = vk.ffi.addressof(self._submit_info)
+        self._fences = vk.ffi.new("VkFence[1]", [self._fence])
 
     def _pick_lavapipe(self) -> Any:
         vk = self._vk
@@ -386,10 +419,16 @@ class VulkanRunner:
                 return dev
         raise VulkanUnavailable(f"no CPU (lavapipe) device among {len(devices)} devices")
 
-    def _device_extensions(self) -> set[str]:
+    def _device_extensions(self) -> frozenset[str]:
+        known = _extensions.get(self.device_name)
+        if known is not None:
+            return known
         props = self._vk.vkEnumerateDeviceExtensionProperties(self._physical, None)
         names = (p.extensionName for p in props)
-        return {n if isinstance(n, str) else self._vk.ffi.string(n).decode() for n in names}
+        found = frozenset(n if isinstance(n, str) else self._vk.ffi.string(n).decode()
+                          for n in names)
+        _extensions[self.device_name] = found
+        return found
 
     def _enabled_features(self) -> Any:
         vk = self._vk
@@ -598,7 +637,8 @@ class VulkanRunner:
         except vk.VkError:
             vk.vkDestroyShaderModule(self._device, module, None)
             raise
-        return _Pipeline(module=module, pipeline=pipeline, layout=layout)
+        return _Pipeline(module=module, pipeline=pipeline, layout=layout,
+                         serial=next(self._serials))
 
     def _destroy_pipeline(self, pipe: _Pipeline) -> None:
         self._vk.vkDestroyPipeline(self._device, pipe.pipeline, None)
@@ -725,22 +765,24 @@ class VulkanRunner:
         )
         vk.vkBindBufferMemory(dev, buffer, memory, 0)
         mapped = vk.vkMapMemory(dev, memory, 0, capacity, 0)
-        return _HostBuffer(buffer=buffer, memory=memory, mapped=mapped, capacity=capacity)
+        return _HostBuffer(buffer=buffer, memory=memory, mapped=mapped, capacity=capacity,
+                           serial=next(self._serials))
 
     def _destroy_buffer(self, buf: _HostBuffer) -> None:
         vk, dev = self._vk, self._device
-        for view in buf.views.values():
+        for view, _ in buf.views.values():
             vk.vkDestroyBufferView(dev, view, None)
         vk.vkUnmapMemory(dev, buf.memory)
         vk.vkDestroyBuffer(dev, buf.buffer, None)
         vk.vkFreeMemory(dev, buf.memory, None)
 
-    def _view_for(self, buf: _HostBuffer, offset: int, size: int, fmt: str) -> Any:
+    def _view_for(self, buf: _HostBuffer, offset: int, size: int, fmt: str) -> tuple[Any, int]:
+        """The view of the window and its serial."""
         key = (offset, size, fmt)
-        view = buf.views.get(key)
-        if view is not None:
+        found = buf.views.get(key)
+        if found is not None:
             buf.views.move_to_end(key)
-            return view
+            return found
         vk = self._vk
         formats = {
             "r32_uint": vk.VK_FORMAT_R32_UINT,
@@ -754,15 +796,21 @@ class VulkanRunner:
             ),
             None,
         )
-        buf.views[key] = view
+        made = buf.views[key] = (view, next(self._serials))
         while len(buf.views) > _MAX_VIEWS_PER_BUFFER:  # idle: every run waits for its fence
-            _, old = buf.views.popitem(last=False)
+            _, (old, _) = buf.views.popitem(last=False)
             vk.vkDestroyBufferView(self._device, old, None)
-        return view
+        return made
 
     def _write_descriptors(
         self, layout: _Layout, bindings: Sequence[BufferBinding], places: Sequence[_Placement]
     ) -> None:
+        """Point the layout's descriptor set at the windows, unless it already does (the same
+        buffers, views and ranges as the last write: consecutive vectors of one shape)."""
+        wanted = tuple(self._descriptor_key(b, p) for b, p in zip(bindings, places, strict=True))
+        if wanted == layout.written:
+            return
+        layout.written = None  # until the update below has gone through
         vk = self._vk
         writes = []
         for binding, place in zip(bindings, places, strict=True):
@@ -778,22 +826,48 @@ class VulkanRunner:
             buf = self._buffers[binding.binding]
             offset, size = place.pre * 4, place.count * 4
             if binding.kind in ("texel", "uniform_texel"):
-                view = self._view_for(buf, offset, size, binding.texel_format)
+                view, _ = self._view_for(buf, offset, size, binding.texel_format)
                 writes.append(vk.VkWriteDescriptorSet(**common, pTexelBufferView=[view]))
             else:
                 info = vk.VkDescriptorBufferInfo(buffer=buf.buffer, offset=offset, range=size)
                 writes.append(vk.VkWriteDescriptorSet(**common, pBufferInfo=[info]))
         if writes:
             vk.vkUpdateDescriptorSets(self._device, len(writes), writes, 0, None)
+        layout.written = wanted
+        layout.generation += 1
+
+    def _descriptor_key(self, binding: BufferBinding, place: _Placement) -> tuple[Any, ...]:
+        """What one descriptor write points at: serials of the buffer and view, the range."""
+        if binding.null:
+            return (binding.binding, binding.kind, None)
+        buf = self._buffers[binding.binding]
+        offset, size = place.pre * 4, place.count * 4
+        if binding.kind in ("texel", "uniform_texel"):
+            _, view = self._view_for(buf, offset, size, binding.texel_format)
+            return (binding.binding, binding.kind, buf.serial, view)
+        return (binding.binding, binding.kind, buf.serial, offset, size)
 
     # ----------------------------------------------------------------- dispatch
 
     def _dispatch(self, pipe: _Pipeline, groups: tuple[int, int, int]) -> None:
+        """Submit the dispatch and wait for it. The command buffer is recorded again only
+        when the pipeline, the descriptor set's contents or the group count changed since the
+        last recording (a recorded buffer is valid until a set bound in it is written)."""
+        vk = self._vk
+        recorded = (pipe.serial, pipe.layout.generation, groups)
+        if recorded != self._recorded:
+            self._recorded = None
+            self._record(pipe, groups)
+            self._recorded = recorded
+        lib = vk.lib
+        _checked(vk, lib.vkQueueSubmit(self._queue, 1, self._submit, self._fence))
+        _checked(vk, lib.vkWaitForFences(self._device, 1, self._fences, vk.VK_TRUE,
+                                         FENCE_TIMEOUT_NS))
+        _checked(vk, lib.vkResetFences(self._device, 1, self._fences))
+
+    def _record(self, pipe: _Pipeline, groups: tuple[int, int, int]) -> None:
         vk, cmd = self._vk, self._cmd
-        vk.vkBeginCommandBuffer(
-            cmd,
-            vk.VkCommandBufferBeginInfo(flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT),
-        )
+        vk.vkBeginCommandBuffer(cmd, vk.VkCommandBufferBeginInfo(flags=0))
         vk.vkCmdBindPipeline(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline)
         vk.vkCmdBindDescriptorSets(
             cmd,
@@ -822,9 +896,6 @@ class VulkanRunner:
             None,
         )
         vk.vkEndCommandBuffer(cmd)
-        vk.vkQueueSubmit(self._queue, 1, [vk.VkSubmitInfo(pCommandBuffers=[cmd])], self._fence)
-        vk.vkWaitForFences(self._device, 1, [self._fence], vk.VK_TRUE, FENCE_TIMEOUT_NS)
-        vk.vkResetFences(self._device, 1, [self._fence])
 
     def _null_write(self, binding: BufferBinding, common: dict[str, Any]) -> Any:
         vk = self._vk
@@ -837,12 +908,16 @@ class VulkanRunner:
         if binding.null:
             return RunOutput(binding=binding.binding, words=(), guard_intact=True, guard_diff=())
         buf = self._buffers[binding.binding]
+        raw = bytes(buf.mapped[0 : place.total * 4])
         data = array("I")
-        data.frombytes(buf.mapped[0 : place.total * 4])
+        data.frombytes(raw)
         window_end = place.pre + place.count
-        diff = tuple(_guard_diff(data, place.pre, range(0, place.pre))) + tuple(
-            _guard_diff(data, place.pre, range(window_end, place.total))
-        )
+        diff: tuple[tuple[int, int, int], ...] = ()
+        # Intact canaries (the common case) compare as two byte strings.
+        if raw[: place.pre * 4] != _canary_bytes(0, place.pre):
+            diff = tuple(_guard_diff(data, place.pre, range(0, place.pre)))
+        if raw[window_end * 4 :] != _canary_bytes(window_end, place.post):
+            diff += tuple(_guard_diff(data, place.pre, range(window_end, place.total)))
         return RunOutput(
             binding=binding.binding,
             words=tuple(data[place.pre : window_end]),
@@ -856,6 +931,12 @@ def _guard_diff(data: array[int], window: int, indices: range) -> Iterator[tuple
         expected = (CANARY_BASE + i) & _U32_MAX
         if data[i] != expected:
             yield (i - window, expected, data[i])
+
+
+def _checked(vk: ModuleType, result: int) -> None:
+    """Raise the binding's exception for a result other than VK_SUCCESS, as its wrappers do."""
+    if result != vk.VK_SUCCESS:
+        raise vk.exception_codes[result]
 
 
 def _version_string(packed: int) -> str:
