@@ -64,11 +64,17 @@ def _raise_terminated(signum: int, frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
     on_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if on_main_thread else None
     try:
+        try:  # a signal while the command line is read interrupts as quietly as one later
+            args = build_parser().parse_args(argv)
+        except KeyboardInterrupt:
+            print("sm5: interrupted", file=sys.stderr)
+            return 130
+        except Terminated:
+            print("sm5: terminated", file=sys.stderr)
+            return 143
         return _run(args)
     finally:
         if on_main_thread:

@@ -36,7 +36,7 @@ U32 = 2**32
 
 @pytest.fixture(scope="module")
 def results() -> list[TheoremResult]:
-    return run_all(jobs=2)
+    return run_all()  # serial: pytest -n 2 already gives each core a worker
 
 
 def test_worker_processes_give_the_serial_results() -> None:

@@ -14,6 +14,7 @@ from sm5.oracle.state import MachineState, state_from_json
 from sm5.vectors import domain, shapes
 from sm5.vectors.format import Vector, iter_vectors, read_file
 from sm5.vectors.generate import GOLDEN, MANIFEST
+from sm5.vectors.sections import position_sweep
 
 SPEC = load_default()
 U32_MAX = 4294967295
@@ -114,7 +115,11 @@ def test_every_legal_mask_swizzle_class_and_select() -> None:
                         pairs.add((i, a.components, j, domain.swizzle_class(b.components)))
         for i, op in enumerate(ins.operands):
             if "r" in op.files:
-                assert set(domain.components_choices(op)) <= seen[i], (ins.name, op.name)
+                # masks and selects all; swizzles each letter in each position (the classes
+                # below cover the patterns; all 256 swizzles are level 2)
+                wanted = position_sweep(domain.legal_swizzles(op)) \
+                    if op.selection == "swizzle" else domain.components_choices(op)
+                assert set(wanted) <= seen[i], (ins.name, op.name)
             if op.selection != "mask":
                 continue
             for j, other in enumerate(ins.operands):

@@ -192,7 +192,7 @@ def _with_components(shape: Shape, i: int, components: str) -> Shape:
     return shape.with_slot(i, replace(shape.slots[i], components=components))
 
 
-def _position_sweep(legal: Sequence[str]) -> list[str]:
+def position_sweep(legal: Sequence[str]) -> list[str]:
     """Of the legal swizzles, those that differ from ``.xyzw`` in one position (each letter in
     each position once): a source read from the wrong position shows on one of them, and the
     swizzle classes above cover the patterns; the 256 swizzles of an operand are level 2."""
@@ -237,7 +237,7 @@ def mask_swizzle_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator
                                     f"mask .{mask}, {op.name} .{swz} (swizzle class {cls})")
     for j in swizzles:
         op = ins.operands[j]
-        for k, swz in enumerate(_position_sweep(domain.legal_swizzles(op))):
+        for k, swz in enumerate(position_sweep(domain.legal_swizzles(op))):
             shape = _with_components(base, j, swz)
             for i in masks:
                 allowed = domain.legal_masks(ins.operands[i])
