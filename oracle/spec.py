@@ -842,6 +842,16 @@ def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
     lanes = None
     if "lanes" in doc:
         lanes = Lanes(doc["lanes"]["operand"], doc["lanes"]["type"], doc["lanes"]["text"])
+    for group in groups:
+        for clause in group.clauses:
+            wrong = clause.accept is not None and (lanes is None or (
+                clause.accept != "one_of"
+                and clause.accept.startswith("f32_") != (lanes.type == "u32")))
+            if wrong:
+                kind = f"{lanes.type} lanes" if lanes is not None else "no lanes"
+                raise SpecError(f"clause {clause.id}: acceptance form {clause.accept} does not "
+                                f"fit the semantics' {kind} (f64_* forms judge a double lane, "
+                                "f32_* forms a 32-bit lane)", where=where)
     result = None
     if "result" in doc:
         result = RegisterResult(doc["result"]["operand"], doc["result"]["value"])
