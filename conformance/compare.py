@@ -21,8 +21,11 @@ from sm5.oracle.program import COMPONENTS
 from sm5.oracle.state import (
     Accept,
     ExpectedResource,
+    F32Nan,
     F64Nan,
+    F64OneOf,
     Masked,
+    OneOf,
     accepts,
     expected_from_json,
     register_accepts,
@@ -237,6 +240,13 @@ def _describe(accept: Accept, index: int) -> str:
     if isinstance(accept, F64Nan):
         pair = "xy" if index < 2 else "zw"
         return f"a double NaN in .{pair}"
+    if isinstance(accept, F64OneOf):
+        pair = "xy" if index < 2 else "zw"
+        return f"one of the doubles {', '.join(_hex(v) for v in accept.values)} in .{pair}"
+    if isinstance(accept, OneOf):
+        return f"one of {', '.join(_hex(v) for v in accept.values)}"
+    if isinstance(accept, F32Nan):
+        return "a float32 NaN"
     if accept is None:
         return "any value"
     return _hex(accept)

@@ -23,7 +23,8 @@ one mapping or a list of them (any): an operand of the instruction under test ma
 every key holds: ``file`` (as written: ``r``, ``u``, ``g``, ``l`` for an immediate), ``name``
 and ``role`` (the spec's operand name and role), ``type`` (``double`` or ``32-bit``: the width
 the spec's semantics read from it, see ``vector_facts``), ``extent`` (``empty`` or
-``nonempty``: whether the resource the operand names holds any word in the vector's state).
+``nonempty``: whether the resource the operand names holds any word in the vector's state),
+``components`` (a glob over the write mask or swizzle letters as written: ``[yzw]*``).
 ``resources`` is one mapping or a list
 of them (any): a resource of the vector's initial state (``u0``, ``t1``, ``g0``) matches when
 every key holds: ``register`` (a glob over its name: ``u[89]``, ``u[1-6][0-9]``), ``file`` (a
@@ -73,7 +74,7 @@ _GLOB_CHARS = frozenset("*?[")
 #: Keys of ``match`` that hold globs over one of the vector's fields.
 GLOB_KEYS = ("id", "instruction", "category", "clauses", "flags", "outcomes")
 #: Keys of one operand form.
-OPERAND_KEYS = ("file", "name", "role", "type", "extent")
+OPERAND_KEYS = ("file", "name", "role", "type", "extent", "components")
 #: Values of ``extent``: the operand's resource in the vector's state holds no word / some.
 OPERAND_EXTENTS = ("empty", "nonempty")
 #: Keys of one resource form.
@@ -103,12 +104,14 @@ class OperandForm:
     role: str = ""
     type: str = ""
     extent: str = ""
+    components: str = ""
 
     def holds(self, operand: OperandFact, extent: str = "") -> bool:
         return all(not want or fnmatch.fnmatchcase(have, want)
                    for want, have in ((self.file, operand.file), (self.name, operand.name),
                                       (self.role, operand.role), (self.type, operand.type),
-                                      (self.extent, extent)))
+                                      (self.extent, extent),
+                                      (self.components, operand.components)))
 
 
 def _extent(vector: Vector, operand: OperandFact) -> str:

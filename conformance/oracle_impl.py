@@ -25,9 +25,12 @@ from sm5.oracle.state import (
     Accept,
     Execution,
     ExpectedState,
+    F32Nan,
     F64Nan,
+    F64OneOf,
     MachineState,
     Masked,
+    OneOf,
     Resource,
     resource_to_json,
     split64,
@@ -36,6 +39,7 @@ from sm5.oracle.state import (
 from sm5.vectors.format import Vector
 
 CANONICAL_QNAN = 0x7FF8000000000000
+CANONICAL_F32_QNAN = 0x7FC00000
 
 
 #: What legality reads of a state's views: (register, bound format, has a hidden counter).
@@ -173,6 +177,9 @@ def _register(accepts: tuple[Accept, ...], before: tuple[int, ...]) -> list[int]
     for lo in (0, 2):
         if isinstance(accepts[lo], F64Nan) or isinstance(accepts[lo + 1], F64Nan):
             values[lo], values[lo + 1] = split64(CANONICAL_QNAN)
+        pair = accepts[lo] if isinstance(accepts[lo], F64OneOf) else accepts[lo + 1]
+        if isinstance(pair, F64OneOf):
+            values[lo], values[lo + 1] = split64(pair.values[0])
     return values
 
 
@@ -181,7 +188,11 @@ def _pick(accept: Accept, before: int) -> int:
         return before
     if isinstance(accept, Masked):
         return accept.value
-    if isinstance(accept, F64Nan):
-        return 0  # replaced by the canonical NaN for the whole pair
+    if isinstance(accept, F64Nan | F64OneOf):
+        return 0  # replaced by the canonical NaN or the first double for the whole pair
+    if isinstance(accept, OneOf):
+        return accept.values[0]
+    if isinstance(accept, F32Nan):
+        return CANONICAL_F32_QNAN
     return accept
 

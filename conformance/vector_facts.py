@@ -40,6 +40,7 @@ class OperandFact:
     role: str  # dst | memory | src; "" when unknown
     type: str  # double | 32-bit; "" when unknown
     register: str = ""  # the register as written (u3, r0); the file for immediates
+    components: str = ""  # the write mask or swizzle letters as written ("" when none)
 
 
 def id_parts(vector_id: str) -> tuple[str, str]:
@@ -95,7 +96,7 @@ def operand_facts(program: tuple[str, ...]) -> tuple[OperandFact, ...]:
     facts: list[OperandFact] = []
     for i, op in enumerate(under_test.operands):
         name, role, width = declared[i] if i < len(declared) else ("", "", "")
-        facts.append(OperandFact(op.file, name, role, width, op.register))
+        facts.append(OperandFact(op.file, name, role, width, op.register, op.components))
     return tuple(facts)
 
 

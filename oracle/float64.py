@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import math
 import struct
+import sys
 from collections.abc import Callable
 from fractions import Fraction
 
 SIGN = 1 << 63
 QUIET_NAN = 0x7FF8000000000000
+#: The default quiet NaN of binary32 (the pattern a NaN narrows to).
+F32_QUIET_NAN = 0x7FC00000
+F32_SIGN = 1 << 31
+F32_INF = 0x7F800000
 
 
 def value(bits: int) -> float:
@@ -97,6 +102,75 @@ def from_u32(w: int) -> int:
     return bits_of(float(w))
 
 
+def from_f32(w: int) -> int:
+    """A binary32 pattern widened to binary64: exact (every float32 is a double); a NaN becomes
+    the default quiet NaN."""
+    return bits_of(f32_value(w))
+
+
+def to_f32(a: int) -> int:
+    """A double narrowed to binary32, rounded to nearest even (overflow gives an infinity of the
+    sign, as IEEE rounding does; a NaN gives the default quiet NaN of binary32)."""
+    x = value(a)
+    if math.isnan(x):
+        return F32_QUIET_NAN
+    try:
+        pattern: int = struct.unpack("<I", struct.pack("<f", x))[0]
+    except OverflowError:  # finite, but nearer 2^128 than the largest float32: an infinity
+        pattern = (F32_SIGN if x < 0 else 0) | F32_INF
+    return pattern
+
+
+def f32_value(w: int) -> float:
+    """The float32 a 32-bit pattern holds, as a Python float (exact)."""
+    number: float = struct.unpack("<f", struct.pack("<I", w & 0xFFFFFFFF))[0]
+    return number
+
+
+def f32_is_nan(w: int) -> bool:
+    return (w >> 23) & 0xFF == 0xFF and w & 0x7FFFFF != 0
+
+
+def f32_is_inf(w: int) -> bool:
+    return w & 0x7FFFFFFF == F32_INF
+
+
+def f32_is_zero(w: int) -> bool:
+    return w & 0x7FFFFFFF == 0
+
+
+def f32_is_denormal(w: int) -> bool:
+    """A subnormal float32: exponent field 0, fraction not 0."""
+    return (w >> 23) & 0xFF == 0 and w & 0x7FFFFF != 0
+
+
+def _div_directed(a: int, b: int, upward: bool) -> int:
+    """a / b rounded toward +inf (``upward``) or -inf: with :func:`div` (nearest) they bracket
+    the exact quotient by its two adjacent doubles, equal when it is representable."""
+    x, y = value(a), value(b)
+    if not (math.isfinite(x) and math.isfinite(y)) or x == 0.0 or y == 0.0:
+        return div(a, b)  # NaN, infinity or zero: exact, no rounding involved
+    exact = Fraction(x) / Fraction(y)
+    nearest = x / y
+    if math.isinf(nearest):
+        beyond = (nearest > 0) == upward  # rounding away from zero keeps the infinity
+        return bits_of(nearest if beyond else math.copysign(sys.float_info.max, nearest))
+    rounded = Fraction(nearest)
+    if rounded == exact:
+        return bits_of(nearest)
+    if upward:
+        return bits_of(nearest if rounded > exact else math.nextafter(nearest, math.inf))
+    return bits_of(nearest if rounded < exact else math.nextafter(nearest, -math.inf))
+
+
+def div_down(a: int, b: int) -> int:
+    return _div_directed(a, b, upward=False)
+
+
+def div_up(a: int, b: int) -> int:
+    return _div_directed(a, b, upward=True)
+
+
 def lt(a: int, b: int) -> bool:
     return value(a) < value(b)
 
@@ -144,4 +218,18 @@ HELPERS: dict[str, tuple[int, int, Callable[..., int | bool]]] = {
     "f64_to_u32": (1, 64, to_u32),
     "f64_from_i32": (1, 32, from_i32),
     "f64_from_u32": (1, 32, from_u32),
+    "f64_from_f32": (1, 32, from_f32),
+    "f64_to_f32": (1, 64, to_f32),
+    "f64_div_down": (2, 64, div_down),
+    "f64_div_up": (2, 64, div_up),
+    "f32_is_nan": (1, 32, f32_is_nan),
+    "f32_is_inf": (1, 32, f32_is_inf),
+    "f32_is_zero": (1, 32, f32_is_zero),
+    "f32_is_denormal": (1, 32, f32_is_denormal),
 }
+
+#: Helpers whose 32-bit arguments are float32 patterns (their inputs get the float32 specials).
+F32_ARGUMENTS = frozenset({"f64_from_f32", "f32_is_nan", "f32_is_inf", "f32_is_zero",
+                           "f32_is_denormal"})
+#: Helpers that narrow a double to float32 (their inputs get the doubles at float32 edges).
+NARROWING = frozenset({"f64_to_f32"})

@@ -265,6 +265,8 @@ class Clause:
     source: SourceRef
     erratum: str | None
     accept: str | None = None
+    #: With ``accept: one_of``: the values besides the result the lane may hold.
+    accept_values: tuple[Rule, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -801,7 +803,9 @@ def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
         clauses = tuple(
             Clause(c["id"], g["id"], _rule(c["when"], f"{where}: clause {c['id']}", names, limits),
                    tuple(c["outcomes"]), c["text"], _src(c["source"]), c.get("erratum"),
-                   c.get("accept"))
+                   c.get("accept"),
+                   tuple(_rule(v, f"{where}: clause {c['id']} accept_values", names, limits)
+                         for v in c.get("accept_values", ())))
             for c in g["clauses"])
         for clause in clauses:
             unknown = sorted(set(clause.outcomes) - set(model.outcome_names))
@@ -811,6 +815,9 @@ def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
             if clause.accept is not None and clause.accept not in model.acceptance:
                 raise SpecError(f"clause {clause.id}: unknown acceptance form {clause.accept!r}",
                                 where=where)
+            if (clause.accept == "one_of") != bool(clause.accept_values):
+                raise SpecError(f"clause {clause.id}: accept_values goes with accept: one_of "
+                                "(and one_of needs at least one value)", where=where)
         requires = tuple(cid for pattern in g.get("requires", ())
                          for cid in (fnmatch.filter(clause_ids, pattern) or [pattern]))
         groups.append(Group(g["id"], _rule(g["scope"], f"{where}: group {g['id']}", names,
@@ -835,6 +842,16 @@ def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
     lanes = None
     if "lanes" in doc:
         lanes = Lanes(doc["lanes"]["operand"], doc["lanes"]["type"], doc["lanes"]["text"])
+    for group in groups:
+        for clause in group.clauses:
+            wrong = clause.accept is not None and (lanes is None or (
+                clause.accept != "one_of"
+                and clause.accept.startswith("f32_") != (lanes.type == "u32")))
+            if wrong:
+                kind = f"{lanes.type} lanes" if lanes is not None else "no lanes"
+                raise SpecError(f"clause {clause.id}: acceptance form {clause.accept} does not "
+                                f"fit the semantics' {kind} (f64_* forms judge a double lane, "
+                                "f32_* forms a 32-bit lane)", where=where)
     result = None
     if "result" in doc:
         result = RegisterResult(doc["result"]["operand"], doc["result"]["value"])

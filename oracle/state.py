@@ -3,8 +3,9 @@
 A state holds temp registers (4 x u32 each), resources (UAVs u#, TGSM g#, read-only SRV buffers
 t#) and the invocation state. An *expected* state holds, per register component and per memory
 word, an acceptance set: an exact integer, ``None`` (any value), a masked value (only the bits in
-the mask must match) or a typed predicate (``{"f64": "nan"}``: the register pair holds some
-double NaN).
+the mask must match), a short list of values (``{"one_of": [...]}``) or a typed predicate
+(``{"f32": "nan"}``: some float32 NaN; ``{"f64": "nan"}`` and ``{"f64_one_of": [[lo, hi],
+...]}``: the register pair holds some double NaN, or one of the listed doubles).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 import struct
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -67,7 +68,29 @@ class F64Nan:
     """The component belongs to a register pair (x,y) or (z,w) that must hold a double NaN."""
 
 
-Accept = int | None | Masked | F64Nan
+@dataclass(frozen=True)
+class OneOf:
+    """The 32-bit value is one of ``values`` (sorted, at least two)."""
+
+    values: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class F32Nan:
+    """The 32-bit value is a float32 NaN, any payload."""
+
+
+@dataclass(frozen=True)
+class F64OneOf:
+    """The component belongs to a register pair (x,y) or (z,w) that must hold one of the doubles
+    ``values`` (64-bit patterns, sorted, at least two)."""
+
+    values: tuple[int, ...]
+
+
+Accept = int | None | Masked | F64Nan | OneOf | F32Nan | F64OneOf
+#: The acceptance sets that judge a whole register pair, not one component.
+PAIR_FORMS = (F64Nan, F64OneOf)
 
 
 @dataclass(frozen=True)
@@ -143,6 +166,12 @@ def accepts(expected: Accept, observed: int, pair: int | None = None) -> bool:
         return (observed & expected.mask) == (expected.value & expected.mask)
     if isinstance(expected, F64Nan):
         return pair is not None and is_f64_nan(_pair_bits(observed, pair))
+    if isinstance(expected, F64OneOf):
+        return pair is not None and _pair_bits(observed, pair) in expected.values
+    if isinstance(expected, OneOf):
+        return observed in expected.values
+    if isinstance(expected, F32Nan):
+        return (observed >> 23) & 0xFF == 0xFF and observed & 0x7FFFFF != 0
     return observed == expected
 
 
@@ -155,9 +184,9 @@ def register_accepts(expected: tuple[Accept, ...], observed: tuple[int, ...]) ->
     """Indices of the components of a register that fall outside their acceptance sets."""
     bad: list[int] = []
     for i, want in enumerate(expected):
-        if isinstance(want, F64Nan):
+        if isinstance(want, PAIR_FORMS):
             lo_i, hi_i = (i, i + 1) if i % 2 == 0 else (i - 1, i)
-            if not is_f64_nan(join64(observed[lo_i], observed[hi_i])):
+            if not accepts(want, observed[lo_i], observed[hi_i]):
                 bad.append(i)
         elif not accepts(want, observed[i]):
             bad.append(i)
@@ -277,6 +306,12 @@ def accept_to_json(value: Accept) -> Any:
         return {"value": value.value, "mask": value.mask}
     if isinstance(value, F64Nan):
         return {"f64": "nan"}
+    if isinstance(value, F32Nan):
+        return {"f32": "nan"}
+    if isinstance(value, OneOf):
+        return {"one_of": list(value.values)}
+    if isinstance(value, F64OneOf):
+        return {"f64_one_of": [list(split64(v)) for v in value.values]}
     return value
 
 
@@ -288,9 +323,46 @@ def accept_from_json(doc: Any, where: str) -> Accept:
             return Masked(_u32(doc["value"], where + ".value"), _u32(doc["mask"], where + ".mask"))
         if doc == {"f64": "nan"}:
             return F64Nan()
+        if doc == {"f32": "nan"}:
+            return F32Nan()
+        if set(doc) == {"one_of"}:
+            return OneOf(_value_list(doc["one_of"], where + ".one_of", _u32))
+        if set(doc) == {"f64_one_of"}:
+            return F64OneOf(_value_list(doc["f64_one_of"], where + ".f64_one_of", _u64_pair))
         raise StateError(f"unknown acceptance set {shown(doc)}; expected an integer, null, "
-                         "{value, mask} or {f64: nan}", where=where)
+                         "{value, mask}, {one_of}, {f32: nan}, {f64: nan} or {f64_one_of}",
+                         where=where)
     return _u32(doc, where)
+
+
+def _u64_pair(doc: Any, where: str) -> int:
+    if not isinstance(doc, list) or len(doc) != 2:
+        raise StateError(f"expected a [lo, hi] pair of u32 words, got {shown(doc)}", where=where)
+    return join64(_u32(doc[0], where + "[0]"), _u32(doc[1], where + "[1]"))
+
+
+def _value_list(doc: Any, where: str, item: Callable[[Any, str], int]) -> tuple[int, ...]:
+    """A sorted list of at least two distinct values (one value is written as an integer)."""
+    if not isinstance(doc, list) or len(doc) < 2:
+        raise StateError(f"expected a list of at least two values, got {shown(doc)}", where=where)
+    values = tuple(item(v, f"{where}[{i}]") for i, v in enumerate(doc))
+    if list(values) != sorted(set(values)):
+        raise StateError("the values must be distinct and sorted (canonical form)", where=where)
+    return values
+
+
+def one_of(values: set[int]) -> Accept:
+    """The canonical acceptance set of a 32-bit value in ``values``: an integer for one value."""
+    return next(iter(values)) if len(values) == 1 else OneOf(tuple(sorted(values)))
+
+
+def f64_one_of(values: set[int]) -> tuple[Accept, Accept]:
+    """The canonical acceptance sets (lo, hi) of a double lane holding one of ``values``:
+    exact halves for one value."""
+    if len(values) == 1:
+        return split64(next(iter(values)))
+    both = F64OneOf(tuple(sorted(values)))
+    return both, both
 
 
 def expected_to_json(state: ExpectedState) -> dict[str, Any]:

@@ -50,7 +50,7 @@ from typing import Any, Literal
 import z3
 
 from sm5.oracle.errors import RuleError
-from sm5.oracle.float64 import QUIET_NAN
+from sm5.oracle.float64 import F32_QUIET_NAN, QUIET_NAN
 from sm5.oracle.rules import Rule, Value
 from sm5.oracle.spec import Input, Semantics
 
@@ -86,6 +86,16 @@ def _to_int(word: Any, low: int, high: int, signed: bool) -> Any:
                        z3.If(below, z3.BitVecVal(low & 0xFFFFFFFF, 32), inside)))
 
 
+def _fp32(word: Any) -> Any:
+    return z3.fpBVToFP(word, z3.Float32())
+
+
+def _narrow(word: Any) -> Any:
+    """Double to float32, round to nearest even; a NaN becomes binary32's default quiet NaN."""
+    narrowed = z3.fpToFP(z3.RNE(), _fp(word), z3.Float32())
+    return z3.If(z3.fpIsNaN(narrowed), z3.BitVecVal(F32_QUIET_NAN, 32), z3.fpToIEEEBV(narrowed))
+
+
 F64_OPS: Mapping[str, tuple[str, int, Callable[..., Any]]] = {
     "f64_add": ("int", 64, lambda a, b: _pattern(z3.fpAdd(z3.RNE(), _fp(a), _fp(b)))),
     "f64_mul": ("int", 64, lambda a, b: _pattern(z3.fpMul(z3.RNE(), _fp(a), _fp(b)))),
@@ -104,6 +114,14 @@ F64_OPS: Mapping[str, tuple[str, int, Callable[..., Any]]] = {
         z3.fpSignedToFP(z3.RNE(), w, z3.Float64()))),
     "f64_from_u32": ("int", 32, lambda w: z3.fpToIEEEBV(
         z3.fpUnsignedToFP(z3.RNE(), w, z3.Float64()))),
+    "f64_from_f32": ("int", 32, lambda w: _pattern(z3.fpToFP(z3.RNE(), _fp32(w), z3.Float64()))),
+    "f64_to_f32": ("int", 64, _narrow),
+    "f64_div_down": ("int", 64, lambda a, b: _pattern(z3.fpDiv(z3.RTN(), _fp(a), _fp(b)))),
+    "f64_div_up": ("int", 64, lambda a, b: _pattern(z3.fpDiv(z3.RTP(), _fp(a), _fp(b)))),
+    "f32_is_nan": ("bool", 32, lambda w: z3.fpIsNaN(_fp32(w))),
+    "f32_is_inf": ("bool", 32, lambda w: z3.fpIsInf(_fp32(w))),
+    "f32_is_zero": ("bool", 32, lambda w: z3.fpIsZero(_fp32(w))),
+    "f32_is_denormal": ("bool", 32, lambda w: z3.fpIsSubnormal(_fp32(w))),
 }
 
 #: Node types that make the ``bv`` encoding the better choice for a semantics.

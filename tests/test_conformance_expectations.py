@@ -132,6 +132,22 @@ def test_operand_forms_of_the_instruction_under_test(tmp_path: Path) -> None:
     assert label(vec("store_structured/boundary/0002", on_g, oob)) is None
 
 
+def test_operand_components_match_the_mask_as_written(tmp_path: Path) -> None:
+    exp = load_expectations(write(tmp_path, """
+- name: beyond-x
+  status: xfail
+  reason: results placed from the lowest component
+  match: {operands: [{role: dst, components: "[yzw]*"}, {role: dst, components: "x[zw]"}]}
+"""))
+    label = lambda v: (e.label if (e := exp.lookup(v)) else None)  # noqa: E731
+    for mask, expected in (("x", None), ("xy", None), ("y", "beyond-x"), ("zw", "beyond-x"),
+                           ("xw", "beyond-x")):
+        program = (DOUBLES, f"dtoi r0.{mask}, r1.xyzw")
+        assert label(vec(f"dtoi/cell/{mask}", program)) == expected, mask
+    # the source's swizzle is a component selection too, but of role src
+    assert label(vec("dtoi/cell/src", (DOUBLES, "dtoi r0.x, r1.zwzw"))) is None
+
+
 def test_resource_forms_match_the_initial_state(tmp_path: Path) -> None:
     exp = load_expectations(write(tmp_path, """
 - name: null-srv

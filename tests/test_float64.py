@@ -24,9 +24,14 @@ def bits(x: float) -> int:
 SPECIALS = [bits(v) for v in (
     0.0, -0.0, 1.0, -1.5, 2.0**-53, 1.0 + 2.0**-52, 5e-324, -5e-324, 2.2250738585072014e-308,
     1.7976931348623157e308, -1.7976931348623157e308, math.inf, -math.inf, 1 / 3,
-    2147483647.5, -2147483648.9, -2147483649.0, 4294967295.9, 4294967296.0)] + [
+    2147483647.5, -2147483648.9, -2147483649.0, 4294967295.9, 4294967296.0,
+    # float32 edges, for the narrowing: the largest float32, the halfway point above it (rounds
+    # to infinity), just below that point, the smallest normal and denormal float32, a tie.
+    3.4028234663852886e38, 3.4028235677973366e38, 3.4028235677973362e38, 2.0**-126, 2.0**-149,
+    -(2.0**-150), 2.0**-150 * 3, 1.0 + 2.0**-24, 1.0 + 3 * 2.0**-24)] + [
     0x7FF8000000000000, 0xFFF0000000000001]
-WORDS = [0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 12345]
+WORDS = [0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 12345, 0x807FFFFF, 0x00800000, 0x7F800000,
+         0xFF800000, 0x7FC00000, 0x7F7FFFFF, 0x3F800000]
 
 
 @pytest.mark.parametrize("name", sorted(float64.HELPERS))
@@ -63,6 +68,28 @@ def test_python_and_z3_agree_on_special_classes(name: str) -> None:
     (f"f64_to_u32({bits(5e9)})", 0xFFFFFFFF),
     ("f64_from_i32(4294967295)", bits(-1.0)),
     ("f64_from_u32(4294967295)", bits(4294967295.0)),
+    # float32 -> double is exact, denormals and infinities included.
+    ("f64_from_f32(1)", bits(2.0**-149)),
+    ("f64_from_f32(4286578688)", bits(-math.inf)),
+    # double -> float32, nearest even: 1 + 2^-24 is a tie (to 1.0), 1 + 3 * 2^-24 a tie to the
+    # even 1 + 2^-22; the point halfway between the largest float32 and 2^128 goes to infinity;
+    # 2^-150 ties between 0 and the smallest denormal (to 0), 3 * 2^-150 to two units.
+    (f"f64_to_f32({bits(1.0 + 2.0**-24)})", 0x3F800000),
+    (f"f64_to_f32({bits(1.0 + 3 * 2.0**-24)})", 0x3F800002),
+    (f"f64_to_f32({bits(3.4028235677973366e38)})", 0x7F800000),
+    (f"f64_to_f32({bits(-3.4028235677973362e38)})", 0xFF7FFFFF),
+    (f"f64_to_f32({bits(2.0**-150)})", 0),
+    (f"f64_to_f32({bits(3 * 2.0**-150)})", 2),
+    ("f64_to_f32(18444492273895866368)", 0x7FC00000),
+    # directed quotients bracket 1/3 (binary 0.0101...: nearest rounds down).
+    (f"f64_div_down({bits(1.0)}, {bits(3.0)})", 0x3FD5555555555555),
+    (f"f64_div_up({bits(1.0)}, {bits(3.0)})", 0x3FD5555555555556),
+    (f"f64_div_up({bits(-1.0)}, {bits(3.0)})", 0xBFD5555555555555),
+    (f"f64_div_down({bits(1.0)}, {bits(5e-324)})", bits(1.7976931348623157e308)),
+    (f"f64_div_up({bits(1.0)}, {bits(5e-324)})", bits(math.inf)),
+    (f"f64_div_up({bits(1.0)}, {bits(4.0)})", bits(0.25)),
+    ("f32_is_denormal(2155872255)", True),
+    ("f32_is_nan(2139095040)", False),
     # comparisons ignore the sign of zero and are false on a NaN
     (f"f64_eq(0, {1 << 63})", True),
     ("f64_ge(9221120237041090560, 0)", False),

@@ -431,3 +431,19 @@ def test_fuzz_mutated_instruction(mutation_root: Path, doc: Any) -> None:
     path = mutation_root / "instructions" / "dmovc.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     assert_only_spec_errors(mutation_root)
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    # an f64 form on dtof's 32-bit lanes
+    ("accept: f32_nan", "accept: f64_nan", "acceptance form f64_nan does not fit"),
+    # one_of without its values, and values without one_of
+    ('          accept_values: ["r & 2147483648"]\n', "",
+     "accept_values goes with accept: one_of"),
+    ("accept: one_of\n          accept_values: [\"r & 2147483648\"]",
+     "accept_values: [\"r & 2147483648\"]", "accept_values goes with accept: one_of"),
+])
+def test_acceptance_form_must_fit_the_clause(spec_copy: Path, capsys: pytest.CaptureFixture[str],
+                                             old: str, new: str, message: str) -> None:
+    edit(spec_copy / "instructions" / "dtof.yaml", old, new)
+    line = check_fails(spec_copy, capsys)
+    assert "dtof" in line and message in line

@@ -22,6 +22,7 @@ from fractions import Fraction
 from functools import cache
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from sm5.oracle import float64
 from sm5.oracle.clauses import full_env
 from sm5.oracle.errors import RuleError
 from sm5.oracle.program import COMPONENTS
@@ -509,6 +510,8 @@ class Boundaries:
             self._keys[n] = tuple(sorted(depends_on(semantics, reads) - {n}))
             self._moduli[n] = tuple(sorted(self._find_moduli(rules, n)))
             self._zero[n] = _zero_tested(rules, n)
+        self._float32 = _helper_inputs(semantics, float64.F32_ARGUMENTS)
+        self._narrowed = _helper_inputs(semantics, float64.NARROWING)
         self._memo: OrderedDict[tuple[Any, ...], tuple[Candidate, ...]] = OrderedDict()
         self._memo_size = memo_size
 
@@ -549,7 +552,7 @@ class Boundaries:
     def candidates(self, name: str, env: Mapping[str, Value]) -> tuple[Candidate, ...]:
         bits = input_width(self.semantics, name) or 32
         if bits == 64:
-            return f64_specials()
+            return f64_specials() + (f32_edges() if name in self._narrowed else ())
         key = (name, tuple(env.get(k) for k in self._keys[name]))
         hit = self._memo.get(key)
         if hit is not None:
@@ -599,6 +602,9 @@ class Boundaries:
                 for v in (math.floor(crossing) - 1, math.floor(crossing), math.ceil(crossing),
                           math.ceil(crossing) + 1):
                     add(v, "wrap")
+        if name in self._float32:
+            for special in F32_SPECIALS:
+                add(special, "float32")
         for value, tags in found.items():
             if any(value % m for m in moduli):
                 tags.add("misaligned")
@@ -643,6 +649,50 @@ def _zero_tested(rules: Iterable[Rule], name: str) -> bool:
             if names == [name] and zeros:
                 return True
     return False
+
+
+def _helper_inputs(semantics: Semantics, helpers: frozenset[str]) -> frozenset[str]:
+    """The inputs that reach an argument of one of ``helpers`` (in a derived value, a scope, a
+    clause condition or an accepted value)."""
+    rules: list[Rule] = [d.expr for d in semantics.derived]
+    for g in semantics.groups:
+        rules.append(g.scope)
+        for c in g.clauses:
+            rules.append(c.when)
+            rules.extend(c.accept_values)
+    names: set[str] = set()
+    for rule in rules:
+        for node in ast.walk(rule.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id in helpers:
+                for arg in node.args:
+                    names |= _names(arg)
+    return depends_on(semantics, names)
+
+
+#: float32 patterns every float32 input must keep apart: zeros, the smallest and largest
+#: denormals, the smallest normal, 1.0, the largest finite, infinities and NaNs (either sign).
+F32_SPECIALS = (0, 0x80000000, 1, 0x007FFFFF, 0x80000001, 0x807FFFFF, 0x00800000, 0x80800000,
+                0x3F800000, 0xBF800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000,
+                0x7FC00000, 0xFFC00000, 0x7F800001)
+
+
+@cache
+def f32_edges() -> tuple[Candidate, ...]:
+    """Doubles at the edges of float32, for a narrowing: the largest float32, the halfway point
+    above it (rounds to infinity) and the double below that point, the smallest normal and the
+    halfway point below it, the smallest denormal, the ties 2^-150 (to 0) and 3 * 2^-150,
+    the ties of 1.0 (1 + 2^-24 to 1.0, 1 + 3 * 2^-24 up) and a value past a tie."""
+
+    def bits(x: float) -> int:
+        return int(struct.unpack("<Q", struct.pack("<d", x))[0])
+
+    largest = (2.0 - 2.0**-23) * 2.0**127
+    halfway = (2.0 - 2.0**-24) * 2.0**127
+    values = (largest, -largest, halfway, -halfway, math.nextafter(halfway, 0.0), 2.0**-126,
+              -(2.0**-126), (1.0 - 2.0**-25) * 2.0**-126, 2.0**-149, -(2.0**-149), 2.0**-150,
+              3 * 2.0**-150, 1.0 + 2.0**-24, 1.0 + 3 * 2.0**-24, -(1.0 + 2.0**-24 + 2.0**-52))
+    return tuple(Candidate(bits(v), frozenset({"float32"})) for v in values)
 
 
 @cache

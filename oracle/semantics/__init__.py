@@ -29,12 +29,15 @@ from sm5.oracle.state import (
     U32,
     Accept,
     Execution,
+    F32Nan,
     F64Nan,
     MachineState,
     Masked,
     Resource,
     bits_f64,
     f64_bits,
+    f64_one_of,
+    one_of,
     split64,
 )
 
@@ -155,11 +158,12 @@ def _read_window(spec: InstructionSpec, instruction: Instruction, draft: Draft, 
 
 def _register_result(spec: InstructionSpec, instruction: Instruction, draft: Draft,
                      inputs: dict[str, Value], fired: tuple[Clause, ...], lane: int) -> None:
-    """Write the lane's double (after ``_sat``) or the acceptance form a fired clause names; an
-    instruction without lanes writes its 32-bit value to every masked component."""
+    """Write the lane's value (a double after ``_sat``) or the acceptance form a fired clause
+    names; an instruction without lanes writes its 32-bit value to every masked component."""
     semantics = spec.semantics
     assert semantics.result is not None
-    value = int(full_env(semantics, inputs)[semantics.result.value])
+    env = full_env(semantics, inputs)
+    value = int(env[semantics.result.value])
     if semantics.lanes is None:
         # No lanes: one 32-bit value, received by every component of the write mask.
         if not 0 <= value <= U32:
@@ -167,26 +171,48 @@ def _register_result(spec: InstructionSpec, instruction: Instruction, draft: Dra
         for register, component in _destination(spec, instruction, lane):
             draft.set_component(register, component, value)
         return
+    chosen = next((c for c in fired if c.accept), None)
+    accept = chosen.accept if chosen is not None else None
+    others = [] if chosen is None else [_pattern(spec, rule.evaluate(env))
+                                        for rule in chosen.accept_values]
     if semantics.lanes.type == "u32":
-        # 32-bit lanes (a double compared or converted to an integer): one component each.
+        # 32-bit lanes (a double compared or converted): one component each.
         ((register, component),) = _destination(spec, instruction, lane)
-        if not 0 <= value <= U32:
+        if not 0 <= value <= U32 or any(v > U32 for v in others):
             raise ExecError(f"{spec.name}: the result {value!r} is not a 32-bit word")
-        draft.set_component(register, component, value)
+        word: Accept = value
+        if accept == "f32_nan":
+            word = F32Nan()
+        elif accept == "one_of":
+            word = one_of({value, *others})
+        elif accept is not None:
+            raise ExecError(f"{spec.name}: acceptance form {accept} is not for a 32-bit lane")
+        draft.set_component(register, component, word)
         return
     if instruction.sat:
         value = saturate_f64(value)
+        others = [saturate_f64(v) for v in others]
     lo, hi = split64(value)
-    accept = next((c.accept for c in fired if c.accept), None)
     lo_accept: Accept = lo
     hi_accept: Accept = hi
     if accept == "f64_nan":
         lo_accept = hi_accept = F64Nan()
     elif accept == "f64_sign_free":
         hi_accept = Masked(hi & SIGN_FREE_HIGH, SIGN_FREE_HIGH)  # canonical: the free bit 0
+    elif accept == "one_of":
+        lo_accept, hi_accept = f64_one_of({value, *others})
+    elif accept is not None:
+        raise ExecError(f"{spec.name}: acceptance form {accept} is not for a double lane")
     (lo_at, hi_at) = _destination(spec, instruction, lane)
     draft.set_component(lo_at[0], lo_at[1], lo_accept)
     draft.set_component(hi_at[0], hi_at[1], hi_accept)
+
+
+def _pattern(spec: InstructionSpec, value: Value) -> int:
+    """An ``accept_values`` value: a bit pattern (a 32- or 64-bit word)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << 64:
+        raise ExecError(f"{spec.name}: an accept_values value {value!r} is not a bit pattern")
+    return value
 
 
 def saturate_f64(bits: int) -> int:

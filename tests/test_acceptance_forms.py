@@ -1,0 +1,68 @@
+"""The acceptance forms of the vector format, judged on literal values: a list of 32-bit values,
+a float32 NaN, a list of doubles on a register pair; their canonical JSON form and the errors a
+malformed one gives."""
+
+from __future__ import annotations
+
+import pytest
+
+from sm5.oracle.errors import StateError
+from sm5.oracle.state import (
+    F32Nan,
+    F64OneOf,
+    OneOf,
+    accept_from_json,
+    accept_to_json,
+    accepts,
+    f64_one_of,
+    one_of,
+    register_accepts,
+)
+
+
+def test_one_of_accepts_exactly_its_values() -> None:
+    form = accept_from_json({"one_of": [0, 1]}, "t")
+    assert form == OneOf((0, 1))
+    assert accepts(form, 0) and accepts(form, 1)
+    assert not accepts(form, 2)
+    assert accept_to_json(form) == {"one_of": [0, 1]}
+
+
+def test_f32_nan_accepts_every_float32_nan_and_nothing_else() -> None:
+    form = accept_from_json({"f32": "nan"}, "t")
+    assert form == F32Nan()
+    for nan in (0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFFFFFFF):
+        assert accepts(form, nan)
+    for number in (0x7F800000, 0xFF800000, 0, 0x3F800000, 0x7F7FFFFF):
+        assert not accepts(form, number)
+
+
+def test_f64_one_of_judges_the_whole_pair() -> None:
+    # +0.0 (0x00000000_00000000) or 2^-149 as a double (0x36A00000_00000000)
+    form = accept_from_json({"f64_one_of": [[0, 0], [0, 0x36A00000]]}, "t")
+    assert form == F64OneOf((0, 0x36A00000 << 32))
+    assert accept_to_json(form) == {"f64_one_of": [[0, 0], [0, 0x36A00000]]}
+    register = (form, form, 5, 6)
+    assert register_accepts(register, (0, 0x36A00000, 5, 6)) == []
+    assert register_accepts(register, (0, 0, 5, 6)) == []
+    # a mix of halves of the two doubles is neither
+    assert register_accepts(register, (0, 0x36A00001, 5, 6)) == [0, 1]
+
+
+def test_a_single_value_is_written_as_an_exact_value() -> None:
+    assert one_of({7}) == 7
+    assert one_of({9, 7}) == OneOf((7, 9))
+    assert f64_one_of({0x3FF00000 << 32}) == (0, 0x3FF00000)
+
+
+@pytest.mark.parametrize(("doc", "message"), [
+    ({"one_of": [1, 0]}, "sorted"),
+    ({"one_of": [1, 1]}, "sorted"),
+    ({"one_of": [1]}, "at least two"),
+    ({"one_of": [1, 2**32]}, "unsigned 32-bit"),
+    ({"f64_one_of": [[0, 0], [0]]}, "pair"),
+    ({"f32": "inf"}, "unknown acceptance set"),
+])
+def test_malformed_forms_name_the_problem(doc: object, message: str) -> None:
+    with pytest.raises(StateError, match=message):
+        accept_from_json(doc, "expect.state.r0[0]")
