@@ -81,6 +81,13 @@ def encode_instruction(ins: Instruction, ctx: _Context) -> list[int]:
     if ins.name in spec.instructions:
         opcode = spec.instructions[ins.name].opcode
         expected = len(spec.instructions[ins.name].operands)
+        by_name = {f.name: f.encoding for f in spec.instructions[ins.name].flags}
+        for flag in ins.flags:
+            field = by_name.get(flag)
+            if field is None or field not in ctx.encoding.opcode_token:
+                raise EncodeError(f"{ins.name}: no opcode token field for the flag _{flag}",
+                                  where=where)
+            controls |= ctx.encoding.opcode_token[field].put(1)
     elif ins.name in spec.auxiliary:
         opcode = spec.auxiliary[ins.name].opcode
         expected = len(spec.auxiliary[ins.name].operands)
