@@ -74,7 +74,7 @@ class Grammar:
     """Everything the parser needs from a Spec, in lookup-friendly form."""
 
     instructions: Mapping[str, tuple[OperandSlot, ...]]
-    #: Suffix flags per instruction that has any (``sync``: uglobal, ugroup, g, t), in order.
+    #: Suffix flags per instruction that has any, in the spec's order.
     instruction_flags: Mapping[str, tuple[str, ...]]
     declarations: Mapping[str, DeclarationSpec]
     declarations_longest_first: tuple[str, ...]
@@ -508,11 +508,11 @@ def _suffix_flags(cur: _Cursor, token: Token, name: str, allowed: tuple[str, ...
     column = token.column + len(name) + 1
     for flag in suffix.split("_"):
         if flag not in allowed:
-            listed = f"flags {', '.join('_' + f for f in allowed)}" if allowed else "no flags"
+            listed = f"flags {', '.join(allowed)}" if allowed else "no flags"
             raise cur.error(f"{name} takes {listed}; got {shown('_' + flag)}", column - 1)
         if flags and allowed.index(flag) <= allowed.index(flags[-1]):
             raise cur.error(f"flags of {name} are written once each, in the order "
-                            f"{', '.join('_' + f for f in allowed)}; got {shown(token.text)}",
+                            f"{', '.join(allowed)}; got {shown(token.text)}",
                             column - 1)
         flags.append(flag)
         column += len(flag) + 1
@@ -623,8 +623,11 @@ def _line(cur: _Cursor) -> Line:
         return _instruction(cur, token, word[:-len(SAT_SUFFIX)], True)
     for name, allowed in grammar.instruction_flags.items():
         if word.startswith(name + "_"):
-            flags = _suffix_flags(cur, token, name, allowed, word[len(name) + 1:])
-            return _instruction(cur, token, name, False, flags)
+            suffix = word[len(name) + 1:]
+            sat = suffix.endswith(SAT_SUFFIX)
+            flags = _suffix_flags(cur, token, name, allowed,
+                                  suffix[:-len(SAT_SUFFIX)] if sat else suffix)
+            return _instruction(cur, token, name, sat, flags)
     for name in grammar.declarations_longest_first:
         if word.startswith(name + "_"):
             declaration = grammar.declarations[name]

@@ -48,7 +48,7 @@ class Operand:
 @dataclass(frozen=True)
 class Instruction:
     """An instruction: its base name, ``_sat``, its operands in order and its suffix flags
-    (``sync_uglobal_t``: ``("uglobal", "t")``), in the order the spec lists them."""
+    (``_uglobal_t``: ``("uglobal", "t")``), in the order the spec lists them."""
 
     name: str
     operands: tuple[Operand, ...]

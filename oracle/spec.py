@@ -195,7 +195,7 @@ class OperandSpec:
 
 @dataclass(frozen=True)
 class FlagSpec:
-    """A suffix flag of the mnemonic (``sync_uglobal``): its name, the opcode-token field of
+    """A suffix flag of a mnemonic (``_uglobal``): its name, the opcode-token field of
     spec/encoding.yaml that carries it, what it means and where it is specified. Legality rules
     read it as the boolean ``flag_<name>``."""
 
