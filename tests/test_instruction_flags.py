@@ -7,15 +7,18 @@ the TPF header's (D3D11_SB_SYNC_* masks), written by hand."""
 from __future__ import annotations
 
 import itertools
+import shutil
+from pathlib import Path
 
 import pytest
 
+from sm5.cli import main
 from sm5.oracle.asm import format_line
 from sm5.oracle.asm_parser import parse_line, parse_program
 from sm5.oracle.dxbc import encode_program
 from sm5.oracle.errors import AsmError, EncodeError
 from sm5.oracle.program import Instruction, Program
-from sm5.oracle.spec import InstructionSpec, load_default
+from sm5.oracle.spec import InstructionSpec, load_default, load_spec
 
 #: D3D11_SB_SYNC_THREADS_IN_GROUP, _THREAD_GROUP_SHARED_MEMORY, _UNORDERED_ACCESS_VIEW_MEMORY_GROUP,
 #: _UNORDERED_ACCESS_VIEW_MEMORY_GLOBAL: the bits the flags t, g, ugroup, uglobal set.
@@ -90,3 +93,54 @@ def test_an_unknown_flag_is_an_encode_error() -> None:
     ins = flagged()[0]
     with pytest.raises(EncodeError, match="_bogus"):
         encode_program(Program((Instruction(ins.name, (), flags=("bogus",)),)))
+
+
+# ------------------------------------------------------------------------------------------------
+# A broken flag list: exit 2, one line naming the file and the problem
+
+SPEC_DIR = Path(__file__).resolve().parent.parent / "spec"
+
+
+@pytest.fixture
+def flagged_copy(tmp_path: Path) -> tuple[Path, Path, str]:
+    """A copy of the spec, the copied file of the first instruction with flags, its text."""
+    root = tmp_path / "spec"
+    shutil.copytree(SPEC_DIR, root)
+    path = root / "instructions" / f"{flagged()[0].name}.yaml"
+    return root, path, path.read_text(encoding="utf-8")
+
+
+def _check_fails(root: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(["spec", "check", "--spec", str(root)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1, err
+    return err
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    ("saturate: false", "saturate: true", "takes no _sat"),
+    ("  - name: g\n", "  - name: G\n", "does not match"),
+    ("reject_if: \"flag_t and", "reject_if: \"flag_x and", "flag_x"),
+    ("  - name: t\n", "  - name: g\n", "listed twice"),
+])
+def test_broken_flags_are_one_error_naming_the_file(flagged_copy: tuple[Path, Path, str],
+                                                    capsys: pytest.CaptureFixture[str],
+                                                    old: str, new: str, expected: str) -> None:
+    root, path, text = flagged_copy
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    err = _check_fails(root, capsys)
+    assert path.name in err and expected in err, err
+
+
+def test_a_flag_without_an_encoding_field_is_an_encode_error(
+        flagged_copy: tuple[Path, Path, str]) -> None:
+    root, path, text = flagged_copy
+    ins = flagged()[0]
+    field = ins.flags[0].encoding
+    path.write_text(text.replace(f"encoding: {field}", "encoding: no_such_field", 1),
+                    encoding="utf-8")
+    spec = load_spec(root)
+    program = Program((Instruction(ins.name, (), flags=(ins.flags[0].name,)),), "cs_5_0")
+    with pytest.raises(EncodeError, match=f"_{ins.flags[0].name}"):
+        encode_program(program, spec=spec)
