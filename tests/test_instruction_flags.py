@@ -144,3 +144,13 @@ def test_a_flag_without_an_encoding_field_is_an_encode_error(
     program = Program((Instruction(ins.name, (), flags=(ins.flags[0].name,)),), "cs_5_0")
     with pytest.raises(EncodeError, match=f"_{ins.flags[0].name}"):
         encode_program(program, spec=spec)
+
+
+@pytest.mark.parametrize("ins", flagged(), ids=lambda i: i.name)
+def test_sat_sharing_a_flag_bit_is_an_encode_error(ins: InstructionSpec) -> None:
+    """sync's _ugroup is the saturate bit (0x2000): ``_sat`` would encode as that flag."""
+    shared = [f for f in ins.flag_names if TPF_FLAG_BITS[f] == 0x2000]
+    assert shared
+    program = Program((Instruction(ins.name, (), sat=True, flags=(ins.flag_names[0],)),))
+    with pytest.raises(EncodeError, match=f"_{shared[0]}"):
+        encode_program(program)
