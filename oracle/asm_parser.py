@@ -77,6 +77,8 @@ class Grammar:
     """Everything the parser needs from a Spec, in lookup-friendly form."""
 
     instructions: Mapping[str, tuple[OperandSlot, ...]]
+    #: Suffix flags per instruction that has any, in the spec's order.
+    instruction_flags: Mapping[str, tuple[str, ...]]
     declarations: Mapping[str, DeclarationSpec]
     declarations_longest_first: tuple[str, ...]
     declaration_prefix: str
@@ -147,6 +149,7 @@ def _build_grammar(spec: Spec) -> Grammar:
     decls = spec.declarations.declarations
     return Grammar(
         instructions=instructions,
+        instruction_flags={i.name: i.flag_names for i in spec.instructions.values() if i.flags},
         declarations=dict(decls),
         declarations_longest_first=tuple(sorted(decls, key=len, reverse=True)),
         declaration_prefix=_common_prefix(list(decls)),
@@ -519,7 +522,8 @@ def _place(cur: _Cursor, raw: _RawOperand, slot: OperandSlot, instruction: str,
 # Lines
 
 
-def _instruction(cur: _Cursor, name_token: Token, name: str, sat: bool) -> Instruction:
+def _instruction(cur: _Cursor, name_token: Token, name: str, sat: bool,
+                 flags: tuple[str, ...] = ()) -> Instruction:
     slots = cur.grammar.instructions[name]
     raws: list[_RawOperand] = []
     if cur.peek() is not None:
@@ -536,20 +540,22 @@ def _instruction(cur: _Cursor, name_token: Token, name: str, sat: bool) -> Instr
         raise cur.error(f"{name} takes {len(slots)} operands, got {len(raws)}", column)
     operands = tuple(_place(cur, raw, slot, name, i + 1)
                      for i, (raw, slot) in enumerate(zip(raws, slots, strict=True)))
-    return Instruction(name, operands, sat, line=cur.line)
+    return Instruction(name, operands, sat, line=cur.line, flags=flags)
 
 
-def _declaration_flags(cur: _Cursor, token: Token, name: str, spec: DeclarationSpec,
-                       suffix: str) -> tuple[str, ...]:
+def _suffix_flags(cur: _Cursor, token: Token, name: str, allowed: tuple[str, ...],
+                  suffix: str) -> tuple[str, ...]:
+    """The ``_flag`` suffixes after ``name``: each one of ``allowed``, once, in that order."""
     flags: list[str] = []
     column = token.column + len(name) + 1
     for flag in suffix.split("_"):
-        if flag not in spec.flags:
-            allowed = f"flags {', '.join(spec.flags)}" if spec.flags else "no flags"
-            raise cur.error(f"{name} takes {allowed}; got {shown('_' + flag)}", column - 1)
-        if flags and spec.flags.index(flag) <= spec.flags.index(flags[-1]):
+        if flag not in allowed:
+            listed = f"flags {', '.join(allowed)}" if allowed else "no flags"
+            raise cur.error(f"{name} takes {listed}; got {shown('_' + flag)}", column - 1)
+        if flags and allowed.index(flag) <= allowed.index(flags[-1]):
             raise cur.error(f"flags of {name} are written once each, in the order "
-                            f"{', '.join(spec.flags)}", column - 1)
+                            f"{', '.join(allowed)}; got {shown(token.text)}",
+                            column - 1)
         flags.append(flag)
         column += len(flag) + 1
     return tuple(flags)
@@ -657,10 +663,17 @@ def _line(cur: _Cursor) -> Line:
         return _declaration(cur, token, declaration, ())
     if word.endswith(SAT_SUFFIX) and word[:-len(SAT_SUFFIX)] in grammar.instructions:
         return _instruction(cur, token, word[:-len(SAT_SUFFIX)], True)
+    for name, allowed in grammar.instruction_flags.items():
+        if word.startswith(name + "_"):
+            suffix = word[len(name) + 1:]
+            sat = suffix.endswith(SAT_SUFFIX)
+            flags = _suffix_flags(cur, token, name, allowed,
+                                  suffix[:-len(SAT_SUFFIX)] if sat else suffix)
+            return _instruction(cur, token, name, sat, flags)
     for name in grammar.declarations_longest_first:
         if word.startswith(name + "_"):
             declaration = grammar.declarations[name]
-            flags = _declaration_flags(cur, token, name, declaration, word[len(name) + 1:])
+            flags = _suffix_flags(cur, token, name, declaration.flags, word[len(name) + 1:])
             return _declaration(cur, token, declaration, flags)
     if grammar.target.fullmatch(word):
         raise cur.error(f"a target line ({word}) is allowed only as the first line of a "

@@ -46,7 +46,8 @@ def format_operand(op: Operand) -> str:
 
 
 def _format_instruction(ins: Instruction) -> str:
-    name = ins.name + SAT_SUFFIX if ins.sat else ins.name
+    name = "".join((ins.name, *("_" + f for f in ins.flags)))
+    name = name + SAT_SUFFIX if ins.sat else name
     if not ins.operands:
         return name
     return f"{name} {', '.join(format_operand(op) for op in ins.operands)}"

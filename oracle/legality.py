@@ -15,6 +15,7 @@ from sm5.oracle.errors import ExecError
 from sm5.oracle.program import Declaration, Instruction, Operand, Program
 from sm5.oracle.rules import Value
 from sm5.oracle.spec import (
+    FLAG_FEATURE,
     MEMORY_ALIAS,
     InstructionSpec,
     LegalityRule,
@@ -196,6 +197,8 @@ def instance_features(instruction: Instruction, program: Program, ctx: Context,
     }
     for feature in spec.model.features:
         env[feature] = has_feature(program, feature, ctx, spec)
+    for flag in ins.flags:
+        env[FLAG_FEATURE + flag.name] = flag.name in instruction.flags
     for op_spec, op in zip(ins.operands, instruction.operands, strict=True):
         resource = op.file in spec.model.resource_files
         kind, rtype = declared_kind(program, op.register, spec) if resource else ("", "")
@@ -257,6 +260,9 @@ def _instruction_violations(instruction: Instruction, program: Program, ctx: Con
     if len(instruction.operands) != len(ins.operands):
         raise ExecError(f"{ins.name} takes {len(ins.operands)} operands, "
                         f"got {len(instruction.operands)}")
+    unknown = sorted(set(instruction.flags) - set(ins.flag_names))
+    if unknown:
+        raise ExecError(f"{ins.name} has no suffix flag(s) {', '.join(unknown)}")
     env: dict[str, Value] | None = None
     for rule in ins.rules:
         if rule.check == "expr":

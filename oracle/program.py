@@ -52,12 +52,14 @@ class Operand:
 
 @dataclass(frozen=True)
 class Instruction:
-    """An instruction: its name without modifiers, ``_sat``, and its operands in order."""
+    """An instruction: its base name, ``_sat``, its operands in order and its suffix flags
+    (``_uglobal_t``: ``("uglobal", "t")``), in the order the spec lists them."""
 
     name: str
     operands: tuple[Operand, ...]
     sat: bool = False
     line: int = field(default=0, compare=False)
+    flags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

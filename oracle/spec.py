@@ -194,6 +194,22 @@ class OperandSpec:
 
 
 @dataclass(frozen=True)
+class FlagSpec:
+    """A suffix flag of a mnemonic (``_uglobal``): its name, the opcode-token field of
+    spec/encoding.yaml that carries it, what it means and where it is specified. Legality rules
+    read it as the boolean ``flag_<name>``."""
+
+    name: str
+    encoding: str
+    text: str
+    source: SourceRef
+
+
+#: The prefix of a suffix flag's legality variable (``flag_uglobal``).
+FLAG_FEATURE = "flag_"
+
+
+@dataclass(frozen=True)
 class RuntimeStages:
     runtime: str
     stages: tuple[str, ...]
@@ -408,6 +424,12 @@ class InstructionSpec:
     semantics: Semantics
     errata: tuple[Erratum, ...]
     path: str = field(compare=False)
+    #: Suffix flags in their canonical (written) order.
+    flags: tuple[FlagSpec, ...] = ()
+
+    @property
+    def flag_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.flags)
 
     @property
     def clauses(self) -> tuple[Clause, ...]:
@@ -640,9 +662,11 @@ OPERAND_FEATURES = ("file", "index", "mask", "swizzle", "select", "neg", "abs", 
 MEMORY_ALIAS = "memory"
 
 
-def instance_features(operands: tuple[OperandSpec, ...], model: Model) -> frozenset[str]:
+def instance_features(operands: tuple[OperandSpec, ...], model: Model,
+                      flags: tuple[FlagSpec, ...] = ()) -> frozenset[str]:
     """The variables a legality rule of an instruction may read."""
     names = {"target", "stage", "model", "runtime", "sat", *model.features}
+    names.update(FLAG_FEATURE + f.name for f in flags)
     prefixes = [op.name for op in operands]
     if any(op.role == "memory" for op in operands):
         prefixes.append(MEMORY_ALIAS)
@@ -676,7 +700,14 @@ def _build_instruction(doc: Mapping[str, Any], path: Path, model: Model) -> Inst
         targets=tuple(TargetOverride(t["target"], t["supported"], _src(t["source"]),
                                      t.get("erratum")) for t in avail_doc["targets"]),
     )
-    features = instance_features(operands, model)
+    flags = tuple(FlagSpec(f["name"], f["encoding"], f["text"], _src(f["source"]))
+                  for f in doc.get("flags", ()))
+    if len({f.name for f in flags}) != len(flags):
+        raise SpecError("flags: a flag name is listed twice", where=where)
+    if flags and doc["saturate"]:
+        raise SpecError("flags: an instruction with suffix flags takes no _sat (the flag bits "
+                        "share the opcode token's control field)", where=where)
+    features = instance_features(operands, model, flags)
     explicit = tuple(
         LegalityRule(r["id"], r["text"], _src(r["source"]), "expr",
                      reject_if=_rule(r["reject_if"], f"{where}: rule {r['id']}", features,
@@ -690,7 +721,7 @@ def _build_instruction(doc: Mapping[str, Any], path: Path, model: Model) -> Inst
         name=name, opcode=doc["opcode"], family=doc["family"], summary=doc["summary"].strip(),
         syntax=doc["syntax"], source=_src(doc["source"]), saturate=doc["saturate"],
         operands=operands, availability=availability, rules=generated + explicit,
-        semantics=semantics, errata=errata, path=where)
+        semantics=semantics, errata=errata, path=where, flags=flags)
 
 
 def _generated_rules(name: str, doc: Mapping[str, Any], operands: tuple[OperandSpec, ...],
@@ -930,6 +961,8 @@ def _cross_check(spec: Spec) -> None:
         for rule in ins.rules:
             unique(rule.id, ins.path)
             known_source(rule.source, ins.path)
+        for flag in ins.flags:
+            known_source(flag.source, ins.path)
         clause_ids = {c.id for c in ins.clauses}
         for clause in ins.clauses:
             unique(clause.id, ins.path)

@@ -20,7 +20,9 @@ import jsonschema
 import referencing
 import yaml
 
+from sm5.oracle.asm_parser import parse_line
 from sm5.oracle.errors import Sm5Error
+from sm5.oracle.program import Instruction
 from sm5.oracle.spec import Spec
 from sm5.oracle.yamlio import field_path, load_yaml, schema
 
@@ -153,10 +155,20 @@ def _case(path: Path, line: int, instruction: str, doc: Mapping[str, Any]) -> Ha
         rule=expect.get("rule"), source=tuple(doc["source"]))
 
 
+def _mnemonic(line: str) -> str:
+    """The instruction a line runs: its parsed name where the spec knows it (suffix flags such
+    as ``_uglobal`` removed), else the first word without ``_sat`` (a pending instruction)."""
+    try:
+        parsed = parse_line(line)
+    except Sm5Error:
+        return line.split()[0].removesuffix("_sat")
+    return parsed.name if isinstance(parsed, Instruction) else ""
+
+
 def _check_case(case: HandCase) -> None:
     """Facts a schema cannot say: the program runs the file's instruction, the clauses are
     the instruction's."""
-    mnemonics = [line.split()[0].removesuffix("_sat") for line in case.program]
+    mnemonics = [_mnemonic(line) for line in case.program]
     if case.instruction not in mnemonics:
         raise HandFileError(f"the program has no {case.instruction} instruction",
                             where=case.where)

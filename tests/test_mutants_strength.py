@@ -53,6 +53,9 @@ KILLED_BY: dict[str, list[tuple[str, str]]] = {
                                 "imm_atomic_imin r0.w, u0, r1.xyzw, r2.x")],
     "counter_returns_original": [("imm_atomic_consume/boundary/0000",
                                   "imm_atomic_consume r0.w, u0")],
+    # suffix flags: _g accepted in a pixel shader; sync_uglobal refused in a vertex shader on 11.1
+    "flag_stage_unchecked": [("sync/cell/0163", "sync_g")],
+    "stage_table_11_0": [("sync/cell/0097", "sync_uglobal")],
 }
 
 

@@ -322,6 +322,17 @@ def test_in_bounds_store_structured_by_hand(adapter: Vkd3dLavapipe) -> None:
     }
 
 
+def test_sync_with_every_flag_writes_nothing_by_hand(adapter: Vkd3dLavapipe) -> None:
+    """A fence of u# and g# plus the group barrier, in one thread: every word keeps its value."""
+    state = {"r0": [1, 2, 3, 4], "u0": {"kind": "raw", "data": [5, 6, 7, 8]},
+             "g0": {"kind": "raw", "data": [9, 10, 11, 12]}}
+    for line in ("sync_uglobal_g_t", "sync_ugroup_g_t", "sync_g"):
+        vector = _vector(["dcl_uav_raw u0", "dcl_tgsm_raw g0, 16", line], state)
+        result = adapter.run(vector)
+        assert result.status == "state", (line, result.reason)
+        assert result.state == state, line
+
+
 def test_index_wrap_writes_element_zero(adapter: Vkd3dLavapipe) -> None:
     """idx 0x40000000 * stride 16 wraps to 0: vkd3d writes element 0 (D3D writes nothing)."""
     vector = _vector(["dcl_uav_structured u0, 16", "store_structured u0.x, r0.x, l(4), r1.x"],

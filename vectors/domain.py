@@ -242,6 +242,13 @@ def features_read(ins: InstructionSpec, spec: Spec) -> tuple[str, ...]:
                  if f in names and feature.global_flag is not None)
 
 
+def flag_sets(ins: InstructionSpec) -> tuple[tuple[str, ...], ...]:
+    """Every subset of the instruction's suffix flags in the spec's order, smallest first (one
+    empty set for an instruction without flags); legality decides which are instructions."""
+    names = ins.flag_names
+    return tuple(c for n in range(len(names) + 1) for c in itertools.combinations(names, n))
+
+
 @dataclass(frozen=True)
 class Cell:
     """A (target, runtime) pair and whether the availability tables allow the instruction."""

@@ -121,6 +121,11 @@ class Shape:
     undeclared: bool = False
     temps: int | None = None
     invocation: str = "active"
+    #: Suffix flags of the instruction (``_uglobal``, ``_t``), in the spec's order.
+    flags: tuple[str, ...] = ()
+    #: Temp registers the state holds although no operand names them (``r0``): what an
+    #: instruction must leave alone.
+    bystanders: tuple[str, ...] = ()
 
     def with_slot(self, i: int, slot: Slot) -> Shape:
         slots = list(self.slots)
@@ -245,6 +250,8 @@ class Assembler:
         for slot in shape.slots:
             if slot.file == "r":
                 self.registers.setdefault(slot.register, [None, None, None, None])
+        for name in shape.bystanders:
+            self.registers.setdefault(name, [None, None, None, None])
 
     def _letters(self, i: int) -> str:
         slot = self.shape.slots[i]
@@ -332,7 +339,8 @@ class Assembler:
             values = self._literal_values(i) if slot.file in IMMEDIATE_BITS else ()
             operands.append(operand_of(op_spec.selection, slot, values))
         lines: list[Line] = list(declarations(self.spec, shape))
-        lines.append(Instruction(shape.instruction, tuple(operands), shape.sat))
+        lines.append(Instruction(shape.instruction, tuple(operands), shape.sat,
+                                 flags=shape.flags))
         return Program(tuple(lines))
 
     def build(self) -> tuple[Program, tuple[str, ...], dict[str, Any]]:

@@ -95,7 +95,7 @@ def describe(points: Sequence[Point]) -> str:
 def _same_shape(a: Shape, b: Shape) -> bool:
     """Equal but for resource dimensions (which a point always sets)."""
     def key(s: Shape) -> tuple[Any, ...]:
-        return (s.target, s.sat, s.invocation,
+        return (s.target, s.sat, s.invocation, s.flags, s.bystanders,
                 tuple((x.file, x.index, x.components, x.neg, x.abs, x.kind, x.return_type,
                        x.format) for x in s.slots))
     return key(a) == key(b)
@@ -286,7 +286,8 @@ def covering_shapes(spec: Spec, shapes: Iterable[Shape]) -> list[Shape]:
     (40 shapes per cell for a five-operand atomic) while what a cell tests (its stage and model
     rules, which depend on the memory file and kind, and each operand form once) needs a few."""
     def keys(shape: Shape) -> set[tuple[Any, ...]]:
-        found: set[tuple[Any, ...]] = {("legal", not violations(spec, shape))}
+        found: set[tuple[Any, ...]] = {("legal", not violations(spec, shape)),
+                                       ("flags", shape.flags)}
         found |= {(i, slot.file, slot.kind, slot.return_type, slot.format)
                   for i, slot in enumerate(shape.slots)}
         return found
@@ -309,7 +310,8 @@ def cell_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator[Case]:
         target, runtime = cell.target.name, cell.runtime
         for shape in covering_shapes(spec, all_shapes(spec, name, target, runtime)):
             files = "/".join(s.kind or s.file for s in shape.slots)
-            note = f"{target} on {runtime}, {files}"
+            written = "".join("_" + f for f in shape.flags)
+            note = f"{target} on {runtime}" + "".join(", " + x for x in (files, written) if x)
             if not violations(spec, shape):
                 points = pool.compatible(shape, ch, lanes(shape), _defined_only(spec, name))
                 if points is not None:

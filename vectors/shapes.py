@@ -185,7 +185,30 @@ def all_shapes(spec: Spec, name: str, target: str, runtime: str,
     choices = [_slot_choices(spec, ins, i, stage, pairs) for i in range(len(ins.operands))]
     features = domain.features_read(ins, spec)
     for combo in itertools.product(*choices):
-        yield Shape(name, target, runtime, _number_registers(combo), features=features)
+        for flags in domain.flag_sets(ins):
+            shape = Shape(name, target, runtime, _number_registers(combo), features=features,
+                          flags=flags)
+            yield shape if ins.operands else _with_bystanders(spec, shape)
+
+
+def _with_bystanders(spec: Spec, shape: Shape) -> Shape:
+    """An instruction without operands names nothing a vector could compare: its state holds
+    a temp register and one resource of each file the cell can declare without breaking a
+    further rule, all of which the instruction must leave unchanged."""
+    shape = replace(shape, bystanders=("r0",))
+    stage = spec.model.target(shape.target).stage
+    files = {f.name: f.stages for f in spec.model.register_files}
+    broken = set(violations(spec, shape))
+    seen: set[str] = set()
+    for resource_kind in spec.model.resource_kinds:
+        if resource_kind.file in seen or stage not in files[resource_kind.file]:
+            continue
+        seen.add(resource_kind.file)
+        extra = _resource_slot(spec, shape.instruction, resource_kind.file, 0, resource_kind.kind)
+        trial = replace(shape, extras=(*shape.extras, extra))
+        if set(violations(spec, trial)) <= broken:
+            shape = trial
+    return shape
 
 
 def legal_shapes(spec: Spec, name: str, target: str, runtime: str) -> tuple[Shape, ...]:
@@ -347,6 +370,10 @@ def moves(spec: Spec, shape: Shape) -> Iterator[Move]:
                         yield Move(f"{op.name} modifiers neg={neg} abs={abs_}",
                                    shape.with_slot(i, replace(slot, neg=neg, abs=abs_)))
     yield Move("_sat", replace(shape, sat=not shape.sat))
+    for flag in ins.flag_names:
+        toggled = tuple(f for f in ins.flag_names if (f in shape.flags) != (f == flag))
+        yield Move(f"flag _{flag} {'off' if flag in shape.flags else 'on'}",
+                   replace(shape, flags=toggled))
     for other in spec.model.targets:
         if other.name != shape.target:
             yield Move(f"target {other.name}", replace(shape, target=other.name))
@@ -483,10 +510,10 @@ def _candidates(spec: Spec, ins: InstructionSpec) -> Iterator[Move]:
     for cell in domain.cells(spec, ins):
         if not cell.available:
             continue
-        seen: set[tuple[Slot, ...]] = set()
+        seen: set[tuple[tuple[Slot, ...], tuple[str, ...]]] = set()
         for base in cell_shapes(spec, ins.name, cell.target.name, cell.runtime):
-            key = tuple(s for op, s in zip(ins.operands, base.slots, strict=True)
-                        if op.name in read)
+            key = (tuple(s for op, s in zip(ins.operands, base.slots, strict=True)
+                         if op.name in read), base.flags)
             if key in seen:
                 continue
             seen.add(key)

@@ -115,6 +115,8 @@ class NaiveTranslator:
                 self.view_query(ins, instruction, machine)
             elif hasattr(self, instruction.name):
                 getattr(self, instruction.name)(instruction, machine)
+            elif ins.semantics.result is None and ins.semantics.counter is None:
+                pass  # it writes nothing a single invocation sees (a fence, a barrier)
             else:
                 return Result.unsupported(f"the naive translator does not implement "
                                           f"{instruction.name}")

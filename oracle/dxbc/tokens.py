@@ -81,6 +81,13 @@ def encode_instruction(ins: Instruction, ctx: _Context) -> list[int]:
     if ins.name in spec.instructions:
         opcode = spec.instructions[ins.name].opcode
         expected = len(spec.instructions[ins.name].operands)
+        by_name = {f.name: f.encoding for f in spec.instructions[ins.name].flags}
+        for flag in ins.flags:
+            field = by_name.get(flag)
+            if field is None or field not in ctx.encoding.opcode_token:
+                raise EncodeError(f"{ins.name}: no opcode token field for the flag _{flag}",
+                                  where=where)
+            controls |= ctx.encoding.opcode_token[field].put(1)
     elif ins.name in spec.auxiliary:
         opcode = spec.auxiliary[ins.name].opcode
         expected = len(spec.auxiliary[ins.name].operands)
@@ -100,7 +107,14 @@ def encode_instruction(ins: Instruction, ctx: _Context) -> list[int]:
     for number, op in enumerate(ins.operands, start=1):
         operand_tokens.extend(encode_operand(op, ctx, f"{where} operand {number}".strip()))
     if ins.sat:
-        controls |= ctx.encoding.opcode_token["saturate"].put(1)
+        saturate = ctx.encoding.opcode_token["saturate"].put(1)
+        if ins.name in spec.instructions:
+            for flag_spec in spec.instructions[ins.name].flags:
+                bits = ctx.encoding.opcode_token.get(flag_spec.encoding)
+                if bits is not None and bits.put(1) & saturate:
+                    raise EncodeError(f"{ins.name}_sat cannot be encoded: its flag "
+                                      f"_{flag_spec.name} has the saturate bit", where=where)
+        controls |= saturate
     return [_opcode_token(opcode, 1 + len(operand_tokens), where, ctx, controls),
             *operand_tokens]
 
