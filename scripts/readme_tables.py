@@ -5,13 +5,21 @@ rewrites the rows from spec/ so they are never kept by hand.
 
     python scripts/readme_tables.py          # rewrite README.md
     python scripts/readme_tables.py --check  # exit 1 if README.md is out of date
+    python scripts/readme_tables.py --vkd3d-results RESULTS.json  # record a vkd3d run, rewrite
+
+The ``vkd3d`` table comes from ``conformance/vkd3d/measured.json``, the per-instruction verdict
+counts of one ``sm5 conform --impl vkd3d --expect conformance/vkd3d/expectations.yaml --json``
+run over the golden set, recorded with ``--vkd3d-results`` (a measurement, so it is recorded
+when it is taken, not recomputed by ``--check``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +27,9 @@ from sm5.oracle.fileio import atomic_write_text
 from sm5.oracle.spec import Spec, load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
+MEASURED_VKD3D = ROOT / "conformance" / "vkd3d" / "measured.json"
+VERDICT_COLUMNS = ("pass", "xfail", "fail", "crash", "timeout", "error", "unsupported",
+                   "not-applicable")
 
 
 def instructions_table(spec: Spec) -> list[str]:
@@ -53,10 +64,42 @@ def mutants_table(spec: Spec) -> list[str]:
     return rows
 
 
+def measured_vkd3d(results: Path) -> dict[str, object]:
+    """Per-instruction verdict counts of a ``sm5 conform --json`` results file."""
+    doc = json.loads(results.read_text(encoding="utf-8"))
+    per: dict[str, Counter[str]] = {}
+    for vector_id, result in doc["results"].items():
+        per.setdefault(vector_id.split("/")[0], Counter())[result["status"]] += 1
+    return {"impl": doc.get("impl", "vkd3d"),
+            "vectors": sum(sum(c.values()) for c in per.values()),
+            "per_instruction": {name: dict(sorted(c.items())) for name, c in sorted(per.items())}}
+
+
+def _count(n: int) -> str:
+    return f"{n:,}"
+
+
+def vkd3d_table(spec: Spec) -> list[str]:
+    """The recorded vkd3d run: verdicts per instruction, with a total row."""
+    doc = json.loads(MEASURED_VKD3D.read_text(encoding="utf-8"))
+    per: dict[str, dict[str, int]] = doc["per_instruction"]
+    columns = [c for c in VERDICT_COLUMNS if any(c in counts for counts in per.values())]
+    rows = ["| instruction | " + " | ".join(columns) + " |",
+            "|---|" + "---|" * len(columns)]
+    for name, counts in per.items():
+        rows.append(f"| `{name}` | " + " | ".join(_count(counts.get(c, 0)) for c in columns)
+                    + " |")
+    totals = [sum(counts.get(c, 0) for counts in per.values()) for c in columns]
+    rows.append(f"| all {len(per)} ({_count(int(doc['vectors']))} vectors) | "
+                + " | ".join(_count(t) for t in totals) + " |")
+    return rows
+
+
 TABLES: dict[str, Callable[[Spec], list[str]]] = {
     "instructions": instructions_table,
     "outcomes": outcomes_table,
     "mutants": mutants_table,
+    "vkd3d": vkd3d_table,
 }
 
 
@@ -74,7 +117,12 @@ def regenerate(text: str, spec: Spec) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only check; exit 1 if stale")
+    parser.add_argument("--vkd3d-results", type=Path, metavar="RESULTS",
+                        help="record this sm5 conform --json run of vkd3d, then rewrite")
     args = parser.parse_args(argv)
+    if args.vkd3d_results is not None:
+        atomic_write_text(MEASURED_VKD3D, json.dumps(measured_vkd3d(args.vkd3d_results),
+                                                     indent=1, sort_keys=True) + "\n")
     readme = ROOT / "README.md"
     current = readme.read_text(encoding="utf-8")
     fresh = regenerate(current, load_spec(ROOT / "spec"))
