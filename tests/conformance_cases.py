@@ -78,6 +78,10 @@ CASES: list[tuple[str, list[str], str, str, dict[str, Any]]] = [
     ("atomic_imax/raw/across_sign",
      ["dcl_uav_raw u0", "atomic_imax u0, l(4), l(1)"],
      "cs_5_0", "11.0", {"u0": {"kind": "raw", "data": [7, 0xFFFFFFFF, 9]}}),
+    # sync: _g is a compute-only flag; sync_uglobal exists in every stage on the 11.1 runtime
+    ("sync/illegal/g_in_pixel", ["sync_g"], "ps_5_0", "11.0", {"r0": [1, 2, 3, 4]}),
+    ("sync/legal/uglobal_in_vertex_on_11_1", ["sync_uglobal"], "vs_5_0", "11.1",
+     {"r0": [1, 2, 3, 4]}),
     ("imm_atomic_iadd/helper/no_write",
      ["dcl_uav_raw u0", "imm_atomic_iadd r0.x, u0, l(0), l(1)"],
      "ps_5_0", "11.0", {"r0": [0, 0, 0, 0], "u0": {"kind": "raw", "data": [5, 6]},
