@@ -67,5 +67,6 @@ def format_table(results: list[TheoremResult]) -> str:
             lines.append(f"{r.status.upper()} {r.name}: {r.detail}")
     counts = {s: sum(1 for r in results if r.status == s) for s in STATUSES}
     total = sum(r.seconds for r in results)
-    lines.append(", ".join(f"{n} {s}" for s, n in counts.items()) + f"; {total:.1f}s")
+    lines.append(", ".join(f"{n} {s}" for s, n in counts.items())
+                 + f"; {total:.1f}s of checks (summed over the worker processes)")
     return "\n".join(lines)
