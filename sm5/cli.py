@@ -67,22 +67,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     on_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if on_main_thread else None
     try:
-        try:  # a signal while the command line is read interrupts as quietly as one later
-            args = build_parser().parse_args(argv)
-        except KeyboardInterrupt:
-            print("sm5: interrupted", file=sys.stderr)
-            return 130
-        except Terminated:
-            print("sm5: terminated", file=sys.stderr)
-            return 143
-        return _run(args)
+        return _run(argv)
     finally:
         if on_main_thread:
             signal.signal(signal.SIGTERM, previous)
 
 
-def _run(args: argparse.Namespace) -> int:
-    try:
+def _run(argv: Sequence[str] | None) -> int:
+    try:  # a signal while the command line is read interrupts as quietly as one later
+        args = build_parser().parse_args(argv)
         code: int = args.handler(args)
     except Sm5Error as exc:
         print(f"sm5: error: {exc}", file=sys.stderr)
