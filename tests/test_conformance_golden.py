@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conformance_cases import all_vectors
 
 from sm5.cli import main
 from sm5.conformance.mutants.base import NaiveTranslator
@@ -35,19 +36,30 @@ def test_oracle_passes_every_golden_vector() -> None:
     assert report.counts()["pass"] == len(report.verdicts)
 
 
-def test_cached_oracle_path_agrees_with_the_executor(golden: list[Vector]) -> None:
-    for vector in golden:
+def _agrees(vectors: list[Vector]) -> None:
+    for vector in vectors:
         state = state_from_json(vector.state)
         fast = oracle_execution(vector, state)
         slow = execute(parse_vector_program(vector.program), state, vector.target, vector.runtime)
         assert fast == slow, vector.id
 
 
+def test_cached_oracle_path_agrees_with_the_executor_on_the_hand_picked_cases() -> None:
+    _agrees(all_vectors())
+
+
+@pytest.mark.slow  # the whole golden set twice over; the hand-picked cases above by default
+def test_cached_oracle_path_agrees_with_the_executor(golden: list[Vector]) -> None:
+    _agrees(golden)
+
+
+@pytest.mark.slow  # the whole golden set; tests/test_mutants_strength.py checks the named ones
 def test_naive_base_of_the_mutants_passes_every_golden_vector() -> None:
     report = run(NaiveTranslator())
     assert report.failures() == []
 
 
+@pytest.mark.slow  # every mutant over the whole golden set (sm5 pipeline prints it too)
 def test_every_mutant_is_killed(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["mutants"])
     out = capsys.readouterr().out
