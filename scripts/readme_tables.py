@@ -66,10 +66,15 @@ def mutants_table(spec: Spec) -> list[str]:
 
 def measured_vkd3d(results: Path) -> dict[str, object]:
     """Per-instruction verdict counts of a ``sm5 conform --json`` results file."""
-    doc = json.loads(results.read_text(encoding="utf-8"))
     per: dict[str, Counter[str]] = {}
-    for vector_id, result in doc["results"].items():
-        per.setdefault(vector_id.split("/")[0], Counter())[result["status"]] += 1
+    try:
+        doc = json.loads(results.read_text(encoding="utf-8"))
+        for vector_id, result in doc["results"].items():
+            per.setdefault(vector_id.split("/")[0], Counter())[result["status"]] += 1
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError,
+            AttributeError) as exc:
+        raise SystemExit(f"{results}: not a results file of sm5 conform --json "
+                         f"({type(exc).__name__}: {exc})") from None
     return {"impl": doc.get("impl", "vkd3d"),
             "vectors": sum(sum(c.values()) for c in per.values()),
             "per_instruction": {name: dict(sorted(c.items())) for name, c in sorted(per.items())}}

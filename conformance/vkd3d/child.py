@@ -236,6 +236,11 @@ class IsolatedRunner:
         """One dispatch in a forked child; ``timeout`` overrides the runner's own limit."""
         limit = self.timeout if timeout is None else timeout
         request = encode_request(bytes(spirv), bindings, groups, self.robust_buffer_access, limit)
+        return outputs_of(self._exchange(request, limit), bindings)
+
+    def _exchange(self, request: bytes, limit: float) -> dict[str, Any]:
+        """Send one request line to the zygote, read its reply line as a JSON object; a dead
+        or silent child, or a malformed reply, is a ChildFailed."""
         proc = self._zygote()
         assert proc.stdin is not None
         try:
@@ -251,7 +256,7 @@ class IsolatedRunner:
             raise ChildFailed(f"child sent a malformed reply: {exc}") from None
         if not isinstance(reply, dict):
             raise ChildFailed("child sent a malformed reply: not an object")
-        return outputs_of(reply, bindings)
+        return reply
 
     def run_batch(self, jobs: Sequence[Job]) -> list[list[RunOutput] | ChildFailed]:
         """Several dispatches, as few children as crashes allow (see the module docstring):
@@ -289,21 +294,9 @@ class IsolatedRunner:
     def _request_batch(self, jobs: Sequence[Job]) -> list[Reply]:
         requests = [self._doc(j) for j in jobs]
         limit = sum(r["timeout"] for r in requests)
-        proc = self._zygote()
-        assert proc.stdin is not None
-        try:
-            proc.stdin.write(json.dumps({"batch": requests}, separators=(",", ":")).encode()
-                             + b"\n")
-            proc.stdin.flush()
-            line = self._read_line(proc, time.monotonic() + limit + ZYGOTE_MARGIN_S)
-        except (OSError, ChildFailed) as exc:
-            reason = exc.reason if isinstance(exc, ChildFailed) else str(exc)
-            raise ChildFailed(self._abandon(reason)) from None
-        try:
-            reply = json.loads(line)
-            replies = reply["batch"]
-        except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
-            raise ChildFailed(f"child sent a malformed reply: {exc!r}") from None
+        reply = self._exchange(
+            json.dumps({"batch": requests}, separators=(",", ":")).encode() + b"\n", limit)
+        replies = reply.get("batch")
         if not isinstance(replies, list) or not all(isinstance(r, dict) for r in replies):
             raise ChildFailed("child sent a malformed reply: the batch is not a list of objects")
         return replies

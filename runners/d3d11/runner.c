@@ -370,6 +370,15 @@ static void release_resources(struct resources *res, uint32_t n)
         ID3D11ComputeShader_Release(res->shader);
 }
 
+/* The view format of a buffer view: raw views read 32-bit words, structured ones have none,
+ * typed ones the vector's format. */
+static DXGI_FORMAT view_format(const struct view *v)
+{
+    return v->kind == VIEW_RAW ? DXGI_FORMAT_R32_TYPELESS
+           : v->kind == VIEW_STRUCTURED ? DXGI_FORMAT_UNKNOWN
+           : (DXGI_FORMAT)v->format;
+}
+
 static HRESULT create_view(ID3D11Device *dev, const struct view *v, struct resources *res,
                            uint32_t i)
 {
@@ -398,9 +407,7 @@ static HRESULT create_view(ID3D11Device *dev, const struct view *v, struct resou
     if (v->file == FILE_SRV) {
         memset(&sd, 0, sizeof sd);
         sd.ViewDimension = D3D11_SRV_DIMENSION_BUFFEREX;
-        sd.Format = v->kind == VIEW_RAW ? DXGI_FORMAT_R32_TYPELESS
-                    : v->kind == VIEW_STRUCTURED ? DXGI_FORMAT_UNKNOWN
-                    : (DXGI_FORMAT)v->format;
+        sd.Format = view_format(v);
         sd.BufferEx.FirstElement = v->first_element;
         sd.BufferEx.NumElements = v->num_elements;
         sd.BufferEx.Flags = v->kind == VIEW_RAW ? D3D11_BUFFEREX_SRV_FLAG_RAW : 0;
@@ -409,9 +416,7 @@ static HRESULT create_view(ID3D11Device *dev, const struct view *v, struct resou
     } else {
         memset(&ud, 0, sizeof ud);
         ud.ViewDimension = D3D11_UAV_DIMENSION_BUFFER;
-        ud.Format = v->kind == VIEW_RAW ? DXGI_FORMAT_R32_TYPELESS
-                    : v->kind == VIEW_STRUCTURED ? DXGI_FORMAT_UNKNOWN
-                    : (DXGI_FORMAT)v->format;
+        ud.Format = view_format(v);
         ud.Buffer.FirstElement = v->first_element;
         ud.Buffer.NumElements = v->num_elements;
         ud.Buffer.Flags = v->kind == VIEW_RAW ? D3D11_BUFFER_UAV_FLAG_RAW
