@@ -1,4 +1,4 @@
-"""The theorems about the spec, checked by z3 within a per-theorem time budget.
+"""The theorems about the spec, checked by z3 within a per-theorem budget of work.
 
 Per instruction, in this order:
 
@@ -63,16 +63,18 @@ from sm5.oracle.theorems.partition import partition
 from sm5.oracle.theorems.welldefined import well_defined
 from sm5.oracle.theorems.words import word_results, word_targets
 
-__all__ = ["DEFAULT_TIMEOUT_MS", "FORMAT", "TheoremResult", "results_to_json", "run_all",
+__all__ = ["DEFAULT_WORK", "FORMAT", "TheoremResult", "results_to_json", "run_all",
            "run_instruction"]
 
-#: Per-theorem budget (milliseconds) unless the caller gives another.
-DEFAULT_TIMEOUT_MS = 10_000
+#: Per-theorem budget of z3 work (its resource count, see :class:`Budget`) unless the caller
+#: gives another: about 15 s of one core here, and many times what the hardest theorem of the
+#: spec needs (``benchmarks/prove_time.py`` prints the work each theorem takes).
+DEFAULT_WORK = 50_000_000
 FORMAT = "sm5-proofs/1"
 WRAP_KINDS = ("naive_wrap_bytes", "naive_wrap_dwords", "offset_wrap")
 
 
-def run_all(spec: Spec | None = None, *, timeout_ms: int = DEFAULT_TIMEOUT_MS,
+def run_all(spec: Spec | None = None, *, work: int = DEFAULT_WORK, timeout_ms: int | None = None,
             instructions: Iterable[str] | None = None, jobs: int = 1) -> list[TheoremResult]:
     """Check every theorem of every instruction (or of ``instructions``), in a fixed order.
 
@@ -84,12 +86,12 @@ def run_all(spec: Spec | None = None, *, timeout_ms: int = DEFAULT_TIMEOUT_MS,
     if jobs <= 1 or len(names) < 2:
         results: list[TheoremResult] = []
         for name in names:
-            results += run_instruction(spec, name, timeout_ms=timeout_ms)
+            results += run_instruction(spec, name, work=work, timeout_ms=timeout_ms)
         return results
     context = multiprocessing.get_context("spawn")  # no fork of a process holding z3 threads
     with ProcessPoolExecutor(max_workers=min(jobs, len(names)), mp_context=context,
                              initializer=_adopt, initargs=(spec,)) as pool:
-        parts = list(pool.map(partial(_run_adopted, timeout_ms=timeout_ms), names))
+        parts = list(pool.map(partial(_run_adopted, work=work, timeout_ms=timeout_ms), names))
     return [r for part in parts for r in part]
 
 
@@ -101,19 +103,19 @@ def _adopt(spec: Spec) -> None:
     _ADOPTED[:] = [spec]
 
 
-def _run_adopted(name: str, *, timeout_ms: int) -> list[TheoremResult]:
-    return run_instruction(_ADOPTED[0], name, timeout_ms=timeout_ms)
+def _run_adopted(name: str, *, work: int, timeout_ms: int | None) -> list[TheoremResult]:
+    return run_instruction(_ADOPTED[0], name, work=work, timeout_ms=timeout_ms)
 
 
-def run_instruction(spec: Spec, name: str, *,
-                    timeout_ms: int = DEFAULT_TIMEOUT_MS) -> list[TheoremResult]:
+def run_instruction(spec: Spec, name: str, *, work: int = DEFAULT_WORK,
+                    timeout_ms: int | None = None) -> list[TheoremResult]:
     instruction = spec.instruction(name)
     ctx = build_context(instruction, spec.model.limits)
     results: list[TheoremResult] = []
 
     def run(kind: str, subject: str, body: Callable[[Budget], Found]) -> None:
         label = f"{name}/{kind}" + (f"/{subject}" if subject else "")
-        results.append(run_theorem(label, name, kind, timeout_ms, body))
+        results.append(run_theorem(label, name, kind, Budget(work, timeout_ms), body))
 
     run("well_defined", "", partial(well_defined, ctx))
     for group in instruction.semantics.groups:
@@ -123,7 +125,7 @@ def run_instruction(spec: Spec, name: str, *,
         for clause in group.clauses:
             if "defined" in clause.outcomes:
                 run("in_bounds", clause.id, partial(in_bounds, ctx, clause))
-    for group_id, queries in _wrap_plan(ctx, timeout_ms):
+    for group_id, queries in _wrap_plan(ctx, Budget(work, timeout_ms)):
         for kind in WRAP_KINDS:
             if isinstance(queries, Found):
                 run(kind, group_id, partial(_unstated, queries))
@@ -142,9 +144,8 @@ def _unstated(found: Found, budget: Budget) -> Found:
 
 
 def _wrap_plan(ctx: Context,
-               timeout_ms: int) -> list[tuple[str, dict[str, WrapQuery] | Found]]:
+               budget: Budget) -> list[tuple[str, dict[str, WrapQuery] | Found]]:
     """The structured bounds groups and their wrap queries (or why they cannot be stated)."""
-    budget = Budget(timeout_ms)
     plan: list[tuple[str, dict[str, WrapQuery] | Found]] = []
     try:
         for group in structured_wrap_groups(ctx, budget):

@@ -13,7 +13,7 @@ from pathlib import Path
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.fileio import atomic_write_text
 from sm5.oracle.options import writable_file
-from sm5.oracle.proofs import DEFAULT_TIMEOUT_MS, canonical_json, results_to_json, run_all
+from sm5.oracle.proofs import DEFAULT_WORK, canonical_json, results_to_json, run_all
 from sm5.oracle.spec import load_default, load_spec
 from sm5.oracle.theorems.base import STATUSES, TheoremResult
 
@@ -25,8 +25,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                        "evaluator agreement, per instruction.")
     p.add_argument("--json", type=Path, default=None, metavar="PATH",
                    help="also write the results (with witnesses) as JSON to PATH")
-    p.add_argument("--timeout-ms", type=int, default=DEFAULT_TIMEOUT_MS, metavar="MS",
-                   help=f"time budget per theorem (default {DEFAULT_TIMEOUT_MS})")
+    p.add_argument("--work", type=int, default=DEFAULT_WORK, metavar="UNITS",
+                   help="budget of z3 work per theorem, in z3's resource units (default "
+                        f"{DEFAULT_WORK:,}); the results do not depend on the machine's load")
+    p.add_argument("--timeout-ms", type=int, default=None, metavar="MS",
+                   help="also a wall-clock limit per theorem (default: none; a theorem that "
+                        "hits it may come out differently on a busier machine)")
     p.add_argument("--instruction", action="append", default=None, metavar="NAME",
                    help="only this instruction (repeat for several)")
     p.add_argument("--spec", type=Path, default=None,
@@ -38,7 +42,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run_prove(args: argparse.Namespace) -> int:
-    if args.timeout_ms <= 0:
+    if args.work <= 0:
+        raise Sm5Error(f"--work must be positive, not {args.work}")
+    if args.timeout_ms is not None and args.timeout_ms <= 0:
         raise Sm5Error(f"--timeout-ms must be positive, not {args.timeout_ms}")
     if args.json is not None:
         writable_file(args.json, "--json")
@@ -48,8 +54,8 @@ def run_prove(args: argparse.Namespace) -> int:
             spec.instruction(name)  # unknown names are bad input
     if args.jobs < 1:
         raise Sm5Error(f"--jobs must be at least 1, not {args.jobs}")
-    results = run_all(spec, timeout_ms=args.timeout_ms, instructions=args.instruction,
-                      jobs=args.jobs)
+    results = run_all(spec, work=args.work, timeout_ms=args.timeout_ms,
+                      instructions=args.instruction, jobs=args.jobs)
     print(format_table(results))
     document = results_to_json(results)
     if args.json is not None:

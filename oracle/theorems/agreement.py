@@ -34,8 +34,8 @@ def agreement(ctx: Context, budget: Budget, models: Sequence[Mapping[str, Value]
         syms = symbols(semantics, encoding=encoding)
         translations = [(label, rule, translate(rule, syms)) for label, rule in rules]
         for model in unique:
-            if budget.remaining_ms() <= 0:
-                raise TheoremTimeout(f"budget of {budget.timeout_ms} ms spent")
+            if budget.spent():
+                raise TheoremTimeout(f"{budget.describe()} spent")
             env: dict[str, Value] = dict(model)
             for d in semantics.derived:
                 env[d.name] = d.expr.evaluate(env)

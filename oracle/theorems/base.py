@@ -55,46 +55,71 @@ class TheoremResult:
     detail: str
     witnesses: tuple[Mapping[str, Value], ...] = ()
     claims: tuple[tuple[str, ...], ...] = ()
+    #: z3 work the theorem took (see :class:`Budget`).
+    work: int = 0
 
 
 class TheoremTimeout(Exception):
-    """The theorem's time budget ran out (or z3 answered unknown)."""
+    """The theorem's budget ran out (or z3 answered unknown)."""
 
 
 class Budget:
-    """A per-theorem deadline, handed to every z3 check as its ``timeout``."""
+    """A per-theorem budget of z3 *work*, and optionally of wall-clock time.
 
-    def __init__(self, timeout_ms: int) -> None:
+    Work is z3's resource count (its ``rlimit``: a tally of the solver's basic steps), so a
+    theorem's status, and the witnesses it finds, are the same on an idle and on a busy machine:
+    a wall-clock limit turned a theorem into a time-out when other work ran beside it. A caller
+    may add ``timeout_ms`` as a cap on the clock as well.
+    """
+
+    def __init__(self, work: int, timeout_ms: int | None = None) -> None:
+        self.work = work
+        self.remaining_work = work
         self.timeout_ms = timeout_ms
-        self.deadline = time.monotonic() + timeout_ms / 1000
+        self.deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000
 
-    def remaining_ms(self) -> int:
-        return int((self.deadline - time.monotonic()) * 1000)
+    def spent(self) -> bool:
+        return self.remaining_work <= 0 or (
+            self.deadline is not None and time.monotonic() >= self.deadline)
+
+    def describe(self) -> str:
+        text = f"the budget of {self.work:,} z3 work units"
+        return text if self.timeout_ms is None else f"{text} or {self.timeout_ms} ms"
 
     def check(self, solver: Any, *assumptions: Any) -> bool:
         """True for sat, False for unsat; raises :class:`TheoremTimeout` otherwise.
 
-        Non-linear arithmetic makes z3's search luck-dependent: a query it answers in
-        milliseconds can stall under another term order. So a check first gets a slice of the
-        remaining budget and, if that runs out, is retried with other random seeds.
+        Non-linear arithmetic makes z3's search luck-dependent: a query it answers at once can
+        stall under another term order. So a check first gets a slice of the remaining budget
+        and, if that runs out, is retried with other random seeds.
         """
-        reason = "no time left"
+        reason = "no budget left"
         for seed, share in enumerate(RETRY_SHARES):
-            remaining = self.remaining_ms()
-            if remaining <= 0:
+            if self.spent():
                 break
-            solver.set("timeout", max(1, int(remaining * share)))
+            solver.set("rlimit", max(1, int(self.remaining_work * share)))
+            if self.deadline is not None:
+                left_ms = int((self.deadline - time.monotonic()) * 1000)
+                solver.set("timeout", max(1, int(left_ms * share)))
             solver.set("random_seed", seed)
+            before = _work_count(solver)
             result = solver.check(*assumptions)
+            self.remaining_work -= max(1, _work_count(solver) - before)
             if result == z3.sat:
                 return True
             if result == z3.unsat:
                 return False
             reason = solver.reason_unknown()
-            if reason not in ("timeout", "canceled"):
+            if reason not in ("timeout", "canceled", "max. resource limit exceeded"):
                 break
-        raise TheoremTimeout(f"z3 answered unknown ({reason}) within the budget of "
-                             f"{self.timeout_ms} ms")
+        raise TheoremTimeout(f"z3 answered unknown ({reason}) within {self.describe()}")
+
+
+def _work_count(solver: Any) -> int:
+    """z3's resource count so far (it counts for the whole context, so only differences mean
+    anything)."""
+    count: int = solver.statistics().get_key_value("rlimit count")
+    return count
 
 
 def new_solver() -> Any:
@@ -119,10 +144,9 @@ class Found:
     claims: tuple[tuple[str, ...], ...] = ()
 
 
-def run_theorem(name: str, instruction: str, kind: str, timeout_ms: int,
+def run_theorem(name: str, instruction: str, kind: str, budget: Budget,
                 body: Callable[[Budget], Found]) -> TheoremResult:
     start = time.perf_counter()
-    budget = Budget(timeout_ms)
     try:
         found = body(budget)
     except TheoremTimeout as exc:
@@ -130,7 +154,8 @@ def run_theorem(name: str, instruction: str, kind: str, timeout_ms: int,
     except Sm5Error as exc:
         found = Found("failed", f"cannot state the theorem: {exc}")
     return TheoremResult(name, instruction, kind, found.status, time.perf_counter() - start,
-                         found.detail, found.witnesses, found.claims)
+                         found.detail, found.witnesses, found.claims,
+                         budget.work - budget.remaining_work)
 
 
 @dataclass
