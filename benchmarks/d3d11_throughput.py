@@ -6,7 +6,12 @@
             a pipe, judged (the vectors that leave shared memory undefined are left out of both:
             they run in the quarantine process and may crash it)
 
-Usage: python benchmarks/d3d11_throughput.py [--renderer gl|vulkan] [--limit N] [PATHS...]
+Mesa keeps compiled shaders in a disk cache between runs, which makes a second run of the same
+programs many times faster; ``--cold`` turns that cache off (``MESA_SHADER_CACHE_DISABLE``) so
+every program is compiled, as on a first run. Within one run the runner itself reuses the shader
+of a program it has just created (its cache of recent shaders).
+
+Usage: python benchmarks/d3d11_throughput.py [--renderer gl|vulkan] [--limit N] [--cold] [PATHS...]
 Needs scripts/setup.sh --d3d11 (wine, Xvfb, the runner built with mingw-w64).
 """
 
@@ -48,8 +53,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="D3D11 runner throughput")
     parser.add_argument("--renderer", default="gl", choices=("gl", "vulkan"))
     parser.add_argument("--limit", type=int, default=0, help="at most N programs (0: all)")
+    parser.add_argument("--cold", action="store_true",
+                        help="without Mesa's on-disk shader cache")
     parser.add_argument("paths", nargs="*", type=Path, help="vector files (default: golden)")
     args = parser.parse_args()
+    if args.cold:
+        os.environ["MESA_SHADER_CACHE_DISABLE"] = "true"
     chosen = _selected(args.paths, args.limit)
     try:
         impl = create("" if args.renderer == "gl" else args.renderer)
@@ -67,7 +76,9 @@ def main() -> int:
                 subprocess.run(list(launch.argv), env={**os.environ, **launch.env},
                                stdout=out, stderr=subprocess.DEVNULL, check=True)
             seconds = time.perf_counter() - start
-            print(f"renderer {args.renderer}: {len(chosen)} programs")
+            print(f"renderer {args.renderer}: {len(chosen)} programs ("
+                  f"{len({r.dxbc for _, r in chosen})} distinct shaders), Mesa's disk cache "
+                  f"{'off' if os.environ.get('MESA_SHADER_CACHE_DISABLE') else 'on'}")
             print(f"batch    {len(chosen) / seconds:8.1f} programs/s ({seconds:7.2f} s, "
                   "one runner process, start-up included)")
         statuses: dict[str, int] = {}

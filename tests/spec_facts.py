@@ -43,3 +43,14 @@ def structured_address(instruction: InstructionSpec, env: Mapping[str, Value]
 
 def instructions_with_address(spec: Spec) -> tuple[InstructionSpec, ...]:
     return tuple(i for i in spec.instructions.values() if i.semantics.address is not None)
+
+
+def one_per_shape(spec: Spec, also: tuple[str, ...] = ()) -> list[str]:
+    """The first instruction (by name) of each set of clause-group ids (the atomics share one
+    shape, the double arithmetic another, and so on: 16 of the 48), and those of ``also``: what
+    the default test run checks where the whole spec is a ``slow`` test."""
+    shapes: dict[tuple[str, ...], str] = {}
+    for name in sorted(spec.instructions):
+        groups = tuple(sorted(g.id for g in spec.instructions[name].semantics.groups))
+        shapes.setdefault(groups, name)
+    return sorted({*shapes.values(), *also})

@@ -432,7 +432,7 @@ def mutation_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield root
 
 
-@settings(max_examples=max(50, FUZZ_EXAMPLES // 10), deadline=None,
+@settings(max_examples=max(20, FUZZ_EXAMPLES // 40), deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_dmovc())
 def test_fuzz_mutated_instruction(mutation_root: Path, doc: Any) -> None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import struct
 
+import pytest
+from spec_facts import one_per_shape
+
 from sm5.oracle.spec import load_default
 from sm5.vectors import domain
 from sm5.vectors.points import LEVEL_BUDGETS, Explorer
@@ -129,8 +132,9 @@ def test_declaration_boundaries() -> None:
     assert {8, 9} <= set(domain.declaration_candidates(SPEC, "index", env))
 
 
-def test_explorer_reaches_every_clause_with_boundaries() -> None:
-    for name in SPEC.instructions:
+@pytest.mark.parametrize("scope", ["per-shape", pytest.param("whole", marks=pytest.mark.slow)])
+def test_explorer_reaches_every_clause_with_boundaries(scope: str) -> None:
+    for name in SPEC.instructions if scope == "whole" else one_per_shape(SPEC):
         points = list(Explorer(SPEC, name, LEVEL_BUDGETS[1]).points())
         fired = {c for p in points for c in p.clauses}
         assert fired == {c.id for c in SPEC.instruction(name).clauses}, name
