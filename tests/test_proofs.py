@@ -15,7 +15,7 @@ from spec_facts import STRUCTURED, one_per_shape, structured_address
 
 from sm5.oracle import prove_cli
 from sm5.oracle.clauses import classify, full_env
-from sm5.oracle.errors import SpecError
+from sm5.oracle.errors import Sm5Error, SpecError
 from sm5.oracle.proofs import results_to_json, run_all
 from sm5.oracle.rules import Value
 from sm5.oracle.spec import (
@@ -349,3 +349,25 @@ def test_prove_command_fails_on_a_broken_spec(tmp_path: Path) -> None:
 def test_prove_command_rejects_an_unknown_instruction() -> None:
     with pytest.raises(SpecError, match="unknown instruction"):
         _prove(["--instruction", "no_such_instruction"])
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--work", "0"], "--work must be positive, not 0"),
+    (["--timeout-ms", "-5"], "--timeout-ms must be positive, not -5"),
+])
+def test_prove_command_rejects_a_budget_that_is_not_positive(argv: list[str],
+                                                              message: str) -> None:
+    with pytest.raises(Sm5Error, match=message):
+        _prove(["--instruction", "dmovc", *argv])
+
+
+def test_the_work_budget_decides_not_the_clock() -> None:
+    """The same small work budget gives the same statuses twice, and a theorem that needs more
+    work than it is given is a time-out naming the budget."""
+    first = [(r.name, r.status) for r in run_all(work=20_000, instructions=["store_structured"])]
+    again = [(r.name, r.status) for r in run_all(work=20_000, instructions=["store_structured"])]
+    assert first == again
+    assert {"timeout", "proved"} <= {status for _, status in first}
+    spent = next(r for r in run_all(work=20_000, instructions=["store_structured"])
+                 if r.status == "timeout")
+    assert "20,000 z3 work units" in spent.detail
