@@ -80,14 +80,7 @@ def cpu_seconds(adapter: Vkd3dLavapipe) -> float:
     work (vectors per CPU second is about the rate of an idle core)."""
     own = os.times()
     total = own.user + own.system + own.children_user + own.children_system
-    proc = getattr(adapter._isolated, "_proc", None)
-    if proc is not None and proc.poll() is None:
-        try:
-            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-        except (OSError, ValueError, IndexError):
-            pass
-    return total
+    return total + adapter.isolation_cpu_seconds()
 
 
 def single(adapter: Vkd3dLavapipe, vectors: Sequence[Vector]) -> dict[str, Verdict]:
@@ -98,7 +91,7 @@ def single(adapter: Vkd3dLavapipe, vectors: Sequence[Vector]) -> dict[str, Verdi
 def timed(label: str, adapter: Vkd3dLavapipe, vectors: Sequence[Vector], how: Pass
           ) -> tuple[float, dict[str, Verdict]]:
     adapter.isolated_runs = 0
-    quarantined = getattr(adapter._isolated, "quarantined", 0)
+    quarantined = adapter.quarantined
     cpu = cpu_seconds(adapter)
     start = time.perf_counter()
     verdicts = how(adapter, vectors)
@@ -112,7 +105,7 @@ def timed(label: str, adapter: Vkd3dLavapipe, vectors: Sequence[Vector], how: Pa
     print(f"{label:<12} {rate:8.1f} vectors per CPU s ({cpu:7.2f} CPU s; wall "
           f"{len(vectors) / seconds:7.1f} vectors/s, {seconds:7.2f} s; n={len(vectors)}; "
           f"isolated {adapter.isolated_runs}, quarantined "
-          f"{getattr(adapter._isolated, 'quarantined', 0) - quarantined}); {shown}", flush=True)
+          f"{adapter.quarantined - quarantined}); {shown}", flush=True)
     return rate, verdicts
 
 

@@ -18,9 +18,11 @@ from sm5.conformance.expectations import load_expectations
 from sm5.conformance.run import iter_selected, run_vector, run_vectors, vector_files
 from sm5.conformance.vkd3d.adapter import (
     EXPECTATIONS_FILE,
+    IsolatedItem,
     TargetUnavailable,
     Vkd3dLavapipe,
     create,
+    share_out,
 )
 from sm5.conformance.vkd3d.child import ChildFailed, IsolatedRunner, Job, Reply
 from sm5.conformance.vkd3d.vulkan_runner import BufferBinding, RunOutput
@@ -148,6 +150,23 @@ def adapter() -> Iterator[Vkd3dLavapipe]:
         yield impl
     finally:
         impl.close()
+
+
+def _item(index: int, shader: bytes) -> IsolatedItem:
+    return IsolatedItem(index, None, Job(shader, ()), "")  # type: ignore[arg-type]
+
+
+def test_isolated_dispatches_are_shared_out_by_shader() -> None:
+    """A shader's dispatches stay in one isolation process, in their order (its child compiles
+    the shader once); the processes get about the same number; the same batch, the same
+    shares."""
+    shaders = [b"a", b"b", b"a", b"c", b"a", b"b", b"d"]
+    items = [_item(i, s) for i, s in enumerate(shaders)]
+    shares = share_out(items, 2)
+    assert [[i.index for i in share] for share in shares] == [[0, 2, 4, 6], [1, 5, 3]]
+    assert share_out(items, 2) == shares
+    assert [[i.index for i in share] for share in share_out(items, 1)] == [[0, 2, 4, 1, 5, 3, 6]]
+    assert len(share_out(items[:1], 4)) == 1  # no process without work
 
 
 def test_real_batch_equals_single_runs(adapter: Vkd3dLavapipe) -> None:

@@ -22,7 +22,10 @@ vkd3d-shader, dispatch one thread group on lavapipe, decode the final state.
   opcodes: "Unrecognized opcode 0xc8"), give ``unsupported`` with the reason.
 * **Batches.** `run_batch` runs many vectors in one call (the conformance engine uses it): the
   isolated ones share child processes; when a child dies, the dispatch it died in runs again
-  first in a fresh child, so a crash costs no batch-mate its verdict.
+  first in a fresh child, so a crash costs no batch-mate its verdict. The isolated dispatches
+  of a batch are shared out by shader among several isolation processes (one per CPU, at
+  most :data:`MAX_ISOLATION_PROCESSES`), which run side by side while this process dispatches
+  the rest: a child compiles each of its shaders once, and a crash-heavy batch uses every core.
 * **Caches.** DXBC and SPIR-V are cached per harness program (the program text plus the state's
   layout; values travel in the buffers), pipelines by the runner, compiled code by Mesa's disk
   cache; one lavapipe device serves the whole run.
@@ -34,6 +37,7 @@ import hashlib
 import os
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import get_args
@@ -97,6 +101,8 @@ EXECUTION_LIMIT_S = DEFAULT_TIMEOUT_S
 COMPILE_MARGIN = 3.0
 #: Isolated dispatches sent to one child process at most (one fork and device for them all).
 ISOLATED_BATCH = 32
+#: Isolation processes an adapter runs side by side at most (one per CPU up to this).
+MAX_ISOLATION_PROCESSES = 4
 #: Pipelines the lavapipe runner keeps (llvmpipe's compiled code; Mesa's disk cache backs it).
 MAX_PIPELINES = 4096
 
@@ -121,6 +127,16 @@ class Prepared:
     isolated: bool
     guards: Mapping[str, Mapping[str, Sequence[int]]]
     counters: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class IsolatedItem:
+    """An isolated vector of a batch: where its result goes, its dispatch, and its limit's why."""
+
+    index: int
+    prepared: Prepared
+    job: Job
+    why: str
 
 
 class _Skip(Exception):
@@ -215,6 +231,7 @@ class Vkd3dLavapipe:
         uav: UavMode = "texel",
         isolation_timeout: float | None = None,
         runner: VulkanRunner | None = None,
+        isolation_processes: int | None = None,
     ) -> None:
         self.translator = translator
         self.uav: UavMode = uav
@@ -223,9 +240,14 @@ class Vkd3dLavapipe:
         self.version = f"{translator.name} {translator.version()} on {self.device}"
         self.execution_limit = isolation_timeout if isolation_timeout is not None \
             else execution_limit_from_environment()
-        self._isolated = IsolatedRunner(
-            robust_buffer_access=self._runner.robust_buffer_access, timeout=self.execution_limit
-        )
+        processes = isolation_processes if isolation_processes is not None \
+            else min(MAX_ISOLATION_PROCESSES, os.cpu_count() or 1)
+        self._isolated = [
+            IsolatedRunner(robust_buffer_access=self._runner.robust_buffer_access,
+                           timeout=self.execution_limit)
+            for _ in range(max(1, processes))
+        ]
+        self._pool: ThreadPoolExecutor | None = None
         self._compile_seconds: dict[bytes, float] = {}
         self._compiled: OrderedDict[Program, Compiled | Result] = OrderedDict()
         self.isolated_runs = 0
@@ -237,39 +259,74 @@ class Vkd3dLavapipe:
         return result
 
     def run_batch(self, vectors: Sequence[Vector]) -> list[Result]:
-        """The results of ``vectors``, in order, as `run` gives them one by one: the vectors
-        that run in process run at once; the isolated ones share child processes, up to
-        :data:`ISOLATED_BATCH` to a batch (a batch that dies costs only the dispatch that died
+        """The results of ``vectors``, in order, as `run` gives them one by one: the isolated
+        ones are shared out among the isolation processes and run there while this process
+        dispatches the others; each process runs its share in batches of up to
+        :data:`ISOLATED_BATCH` to a child (a batch that dies costs only the dispatch that died
         its batch-mates' verdicts: see ``child.IsolatedRunner.run_batch``)."""
         results: list[Result | None] = [None] * len(vectors)
-        isolated: list[tuple[int, Prepared, Job, str]] = []
+        isolated: list[IsolatedItem] = []
+        in_process: list[tuple[int, Prepared]] = []
         for index, vector in enumerate(vectors):
             try:
                 prepared = self._prepare(vector)
                 if prepared.isolated:
                     limit, why = self._isolated_limit(prepared.compiled.spirv, prepared.bindings)
-                    isolated.append((index, prepared, Job(prepared.compiled.spirv,
-                                                          prepared.bindings, timeout=limit), why))
-                    continue
-                results[index] = self._result(prepared, self._dispatch(prepared))
+                    isolated.append(IsolatedItem(index, prepared, Job(
+                        prepared.compiled.spirv, prepared.bindings, timeout=limit), why))
+                else:
+                    in_process.append((index, prepared))
             except _Skip as skip:
                 results[index] = skip.result
-        for start in range(0, len(isolated), ISOLATED_BATCH):
-            chunk = isolated[start:start + ISOLATED_BATCH]
-            self.isolated_runs += len(chunk)
-            answers = self._isolated.run_batch([job for _, _, job, _ in chunk])
-            for (index, prepared, _, why), answer in zip(chunk, answers, strict=True):
+        self.isolated_runs += len(isolated)
+        running = self._start_isolated(isolated)
+        try:
+            for index, prepared in in_process:
+                try:
+                    results[index] = self._result(prepared, self._dispatch(prepared))
+                except _Skip as skip:
+                    results[index] = skip.result
+        finally:
+            wait([future for _, future in running])
+        for share, future in running:
+            for item, answer in zip(share, future.result(), strict=True):
                 if isinstance(answer, ChildFailed):
                     broken = {"crash": Result.crash, "timeout": Result.timeout}.get(
                         answer.kind, Result.error)
-                    results[index] = broken(f"{answer.reason} ({why})")
+                    results[item.index] = broken(f"{answer.reason} ({item.why})")
                 else:
-                    results[index] = self._result(prepared, answer)
+                    results[item.index] = self._result(item.prepared, answer)
         return [r if r is not None else Result.error("the vector was not run") for r in results]
 
+    @property
+    def quarantined(self) -> int:
+        """Isolated dispatches run again first in a fresh child after their batch died."""
+        return sum(runner.quarantined for runner in self._isolated)
+
+    def isolation_cpu_seconds(self) -> float:
+        """CPU time of the running isolation processes and the children they reaped."""
+        return sum(runner.cpu_seconds() for runner in self._isolated)
+
     def close(self) -> None:
-        self._isolated.close()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        for runner in self._isolated:
+            runner.close()
         self._runner.close()
+
+    def _start_isolated(self, items: Sequence[IsolatedItem]
+                        ) -> list[tuple[list[IsolatedItem], Future[list[Answer]]]]:
+        """Each isolation process's share of ``items``, running in a thread of this process
+        (the threads only wait on pipes)."""
+        if not items:
+            return []
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=len(self._isolated),
+                                            thread_name_prefix="sm5-isolation")
+        shares = share_out(items, len(self._isolated))
+        return [(share, self._pool.submit(_run_share, runner, [item.job for item in share]))
+                for share, runner in zip(shares, self._isolated, strict=False)]
 
     # ----------------------------------------------------------------- steps
 
@@ -367,7 +424,8 @@ class Vkd3dLavapipe:
         try:
             return self._runner.run(spirv, bindings)
         except VulkanRunError as exc:
-            self._renew_runner()
+            if self._runner.broken:
+                self._renew_runner()
             raise _Skip(Result.error(f"lavapipe failed: {exc}")) from None
         except (SpirvError, ValueError) as exc:
             raise _Skip(Result.error(f"lavapipe refused the shader: {exc}")) from None
@@ -392,7 +450,7 @@ class Vkd3dLavapipe:
                        f"{COMPILE_MARGIN:g} x {seconds:.1f} s compile measured in process")
 
     def _renew_runner(self) -> None:
-        """A failed Vulkan call may leave the device unusable: start the next vector afresh."""
+        """A failed dispatch leaves the device unusable: start the next vector afresh."""
         robust = self._runner.robust_buffer_access
         self._runner.close()
         self._runner = VulkanRunner(robust_buffer_access=robust, max_pipelines=MAX_PIPELINES)
@@ -429,6 +487,30 @@ class Vkd3dLavapipe:
         for register, guard in returned_guards.items():
             reply[register] = {**reply[register], GUARD_KEY: guard}
         return Result.of_state(reply)
+
+
+Answer = list[RunOutput] | ChildFailed
+
+
+def share_out(items: Sequence[IsolatedItem], processes: int) -> list[list[IsolatedItem]]:
+    """``items`` shared out among at most ``processes`` isolation processes: the items of one
+    shader stay together and in order (a child compiles each shader once), the largest groups
+    first, each to the process with the fewest items so far; deterministic."""
+    groups: dict[bytes, list[IsolatedItem]] = {}
+    for item in items:
+        groups.setdefault(item.job.spirv, []).append(item)
+    shares: list[list[IsolatedItem]] = [[] for _ in range(max(1, processes))]
+    for group in sorted(groups.values(), key=len, reverse=True):
+        min(shares, key=len).extend(group)
+    return [share for share in shares if share]
+
+
+def _run_share(runner: IsolatedRunner, jobs: Sequence[Job]) -> list[Answer]:
+    """One isolation process's share, in batches of up to :data:`ISOLATED_BATCH` to a child."""
+    answers: list[Answer] = []
+    for start in range(0, len(jobs), ISOLATED_BATCH):
+        answers.extend(runner.run_batch(jobs[start:start + ISOLATED_BATCH]))
+    return answers
 
 
 def execution_limit_from_environment() -> float:

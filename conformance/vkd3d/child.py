@@ -304,6 +304,18 @@ class IsolatedRunner:
     def close(self) -> None:
         self._stop()
 
+    def cpu_seconds(self) -> float:
+        """CPU time of the running zygote and the children it reaped (0 when none runs; a
+        zygote that ended counts in this process's own children times)."""
+        proc = self._proc
+        if proc is None or proc.poll() is not None:
+            return 0.0
+        try:
+            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return 0.0
+
     def __enter__(self) -> IsolatedRunner:
         return self
 

@@ -160,13 +160,15 @@ def vulkan_available() -> tuple[bool, str]:
 
 
 def _prepare_environment(icd: Path) -> None:
-    """Force lavapipe, run its compute work on the submitting thread, and keep Mesa's shader
-    cache in the project cache root.
+    """Force lavapipe, run its compute work without llvmpipe's worker threads, and keep Mesa's
+    shader cache in the project cache root.
 
     A harness is one workgroup of one thread: llvmpipe's worker threads (``LP_NUM_THREADS``)
     cannot share it out, and handing every dispatch to them and waiting to be woken costs more
-    than the dispatch, most of all on a busy machine. With none, a device starts no thread
-    either, which keeps forking from the isolation zygote safe. A value set by the user wins.
+    than the dispatch, most of all on a busy machine. (A device still starts lavapipe's queue
+    thread, which runs the command buffers, and Mesa's disk-cache thread: a device does not
+    survive a fork, so the isolation zygote forks before it opens one.) A value set by the user
+    wins.
     """
     os.environ["VK_ICD_FILENAMES"] = str(icd)
     os.environ["VK_DRIVER_FILES"] = str(icd)
@@ -332,6 +334,9 @@ class VulkanRunner:
         self._vk = _import_vulkan()
         self._max_pipelines = max(1, max_pipelines)
         self._pipelines: OrderedDict[tuple[bytes, str, _LayoutKey], _Pipeline] = OrderedDict()
+        #: Pipelines lavapipe refused to create, with its error: asked again, the same error
+        #: (a refused creation leaves the device as it was; compiling again would only repeat it).
+        self._refused: OrderedDict[tuple[bytes, str, _LayoutKey], Exception] = OrderedDict()
         self._layouts: dict[_LayoutKey, _Layout] = {}
         self._buffers: dict[int, _HostBuffer] = {}
         self._instance: Any = instance
@@ -549,6 +554,13 @@ class VulkanRunner:
 
     # ----------------------------------------------------------------- checks
 
+    @property
+    def broken(self) -> bool:
+        """A dispatch failed (or the runner was closed): the device cannot be used again. A
+        Vulkan call that failed before the dispatch (a pipeline lavapipe refused) leaves it
+        usable."""
+        return bool(self._broken)
+
     def _check_usable(self) -> None:
         if self._broken:
             raise VulkanRunError(self._broken)
@@ -615,8 +627,17 @@ class VulkanRunner:
         if cached is not None:
             self._pipelines.move_to_end(key)
             return cached
+        refused = self._refused.get(key)
+        if refused is not None:
+            raise refused
         self._validate_shader(spirv, entry, bindings)
-        pipe = self._create_pipeline(spirv, entry, self._layout(layout_key))
+        try:
+            pipe = self._create_pipeline(spirv, entry, self._layout(layout_key))
+        except self._vk.VkError as exc:
+            self._refused[key] = exc
+            while len(self._refused) > self._max_pipelines:
+                self._refused.popitem(last=False)
+            raise
         self._pipelines[key] = pipe
         while len(self._pipelines) > self._max_pipelines:
             _, old = self._pipelines.popitem(last=False)
