@@ -88,11 +88,11 @@ def test_serial_xdist_and_shards_give_the_same_verdicts(folder: Path) -> None:
     assert parallel.returncode == 1, parallel.stdout + parallel.stderr
     assert (folder / "serial.json").read_bytes() == (folder / "parallel.json").read_bytes()
     merged: dict[str, Any] = {}
-    for i in (1, 2, 3):
-        shard = pytest_run(folder, *common, f"--sm5-shard={i}/3", f"--sm5-results=s{i}.json")
+    for i in (1, 2):
+        shard = pytest_run(folder, *common, f"--sm5-shard={i}/2", f"--sm5-results=s{i}.json")
         assert shard.returncode in (0, 1)
         part = results(folder / f"s{i}.json")
-        assert part["shard"] == f"{i}/3"
+        assert part["shard"] == f"{i}/2"
         assert not set(part["results"]) & set(merged)  # shards are disjoint
         merged.update(part["results"])
     whole = results(folder / "serial.json")

@@ -4,9 +4,9 @@ The runs need wine, Xvfb and the runner built with mingw-w64 (``scripts/setup.sh
 skip naming the missing piece. The default run sends the representative subset of the golden set
 (``sm5.conformance.subset``: a rule, not a list; a few hundred programs) through Wine's OpenGL
 renderer once per test session (pytest-xdist workers share it out in parts) and checks the
-expectations file against what Wine actually does; the same subset goes through the runner as a
-Windows user would run it (a stream file in, a results file out) and the replay of that file must
-give the same verdicts. The Vulkan renderer runs the same subset in the ``slow`` step. The whole
+expectations file against what Wine actually does. The ``slow`` step sends the same subset
+through the runner as a Windows user would run it (a stream file in, a results file out; the
+replay of that file must give the same verdicts) and through the Vulkan renderer. The whole
 golden set on both renderers is ``sm5 conform --impl d3d11[:vulkan]`` (README: figures).
 """
 
@@ -212,6 +212,7 @@ def test_doubles_are_unsupported_with_the_reason(golden: GoldenRun, adapter: D3D
     assert all(r.reason.startswith("not expressible") for v, r in sent if v not in by_feature)
 
 
+@pytest.mark.slow
 def test_replay_of_the_runner_output_gives_the_same_verdicts(golden: GoldenRun,
                                                             adapter: D3D11Runner,
                                                             tmp_path: Path) -> None:

@@ -553,3 +553,22 @@ def test_real_child_runs_a_shader(adapter: Vkd3dLavapipe) -> None:
         zygote.kill()  # a dead zygote is replaced on the next dispatch
         zygote.wait()
         assert runner.run(spirv, bindings) == outs
+
+
+def test_a_pipeline_lavapipe_refuses_leaves_the_device_in_use(adapter: Vkd3dLavapipe) -> None:
+    """lavapipe refuses the pipeline vkd3d builds for ``dtof`` into ``.zw`` from a register
+    (README: dtof-destination-beyond-x): an error result, the same again without a second
+    compile, and the device (with every pipeline it compiled) goes on serving other vectors."""
+    refused = _vector(["dtof r0.zw, r1.xyzw"],
+                      {"r0": [0, 0, 0, 0], "r1": [0, 0x3FF00000, 0, 0x40000000]})
+    fine = _vector(["dtof r0.x, r1.xy"], {"r0": [0, 0, 0, 0], "r1": [0, 0x3FF00000, 0, 0]})
+    runner = adapter._runner
+    first = adapter.run(refused)
+    assert first.status == "error" and "VkErrorUnknown" in first.reason, first
+    compiled = runner.cached_pipelines
+    again = adapter.run(refused)
+    assert (again.status, again.reason) == (first.status, first.reason)
+    assert adapter._runner is runner and runner.cached_pipelines == compiled
+    result = adapter.run(fine)
+    assert result.status == "state" and result.state is not None
+    assert result.state["r0"][0] == 0x3F800000  # 1.0 as float32
