@@ -8,6 +8,7 @@ import pytest
 import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from spec_facts import one_per_shape
 
 from sm5.oracle.clauses import full_env
 from sm5.oracle.errors import RuleError
@@ -28,6 +29,8 @@ from sm5.oracle.z3rules import (
 ENCODINGS: tuple[Encoding, ...] = ("bv", "int")
 SPEC = load_default()
 INSTRUCTIONS = sorted(SPEC.instructions)
+#: The default run checks one instruction per shape of clause groups; the rest are ``slow``.
+DEFAULT_RUN = frozenset(one_per_shape(SPEC))
 
 
 def spec_rules(semantics: Semantics) -> list[Rule]:
@@ -68,7 +71,9 @@ def input_values(semantics: Semantics) -> st.SearchStrategy[dict[str, Value]]:
 # (b) agreement on the spec's own expressions, hypothesis-generated inputs
 
 
-@pytest.mark.parametrize("name", INSTRUCTIONS)
+@pytest.mark.parametrize("name", [
+    name if name in DEFAULT_RUN else pytest.param(name, marks=pytest.mark.slow)
+    for name in INSTRUCTIONS])
 def test_spec_expressions_agree_with_python(name: str) -> None:
     instruction: InstructionSpec = SPEC.instruction(name)
     semantics = instruction.semantics
