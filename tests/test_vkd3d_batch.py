@@ -5,8 +5,12 @@ batched verdicts equal one-by-one verdicts."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
+import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -196,3 +200,55 @@ def test_batched_verdicts_equal_one_by_one_verdicts(adapter: Vkd3dLavapipe) -> N
     assert isolated > 0, "the slice holds no isolated vector"
     batched = {v.id: verdict.status for v, verdict in run_vectors(adapter, vectors, expectations)}
     assert batched == single
+
+
+def _processes_marked(marker: str) -> list[int]:
+    """Processes whose environment holds ``marker`` (the run's, and anything it started)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if marker.encode() in (entry / "environ").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_an_interrupted_run_leaves_no_isolation_process(adapter: Vkd3dLavapipe, tmp_path: Path,
+                                                        signum: int) -> None:
+    """SIGTERM or Ctrl-C while isolation processes are busy: the run ends within seconds with
+    its own exit code, and neither a zygote nor a child it forked is left running."""
+    marker = f"SM5_TEST_RUN={uuid.uuid4().hex}"
+    name, value = marker.split("=")
+    child = subprocess.Popen(
+        [sys.executable, "-m", "sm5", "conform", "--impl", "vkd3d",
+         "--select", "imm_atomic_cmp_exch/*"],
+        cwd=tmp_path, env={**os.environ, name: value}, text=True, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while len(_processes_marked(marker)) < 3:  # the run, a zygote, a child of it
+            assert child.poll() is None and time.monotonic() < deadline, \
+                "no isolation process started"
+            time.sleep(0.05)
+        if signum == signal.SIGINT:
+            os.killpg(child.pid, signum)  # Ctrl-C reaches the terminal's foreground group
+        else:
+            child.send_signal(signum)
+        started = time.monotonic()
+        _, err = child.communicate(timeout=60)
+        seconds = time.monotonic() - started
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+    assert child.returncode == (143 if signum == signal.SIGTERM else 130), err[-2000:]
+    assert "Traceback" not in err
+    assert seconds < 15, f"the run took {seconds:.1f} s to end"
+    deadline = time.monotonic() + 10
+    while _processes_marked(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_marked(marker) == [], "an isolation process outlived the run"

@@ -248,6 +248,7 @@ class Vkd3dLavapipe:
             for _ in range(max(1, processes))
         ]
         self._pool: ThreadPoolExecutor | None = None
+        self._running: list[Future[list[Answer]]] = []
         self._compile_seconds: dict[bytes, float] = {}
         self._compiled: OrderedDict[Program, Compiled | Result] = OrderedDict()
         self.isolated_runs = 0
@@ -280,14 +281,14 @@ class Vkd3dLavapipe:
                 results[index] = skip.result
         self.isolated_runs += len(isolated)
         running = self._start_isolated(isolated)
-        try:
-            for index, prepared in in_process:
-                try:
-                    results[index] = self._result(prepared, self._dispatch(prepared))
-                except _Skip as skip:
-                    results[index] = skip.result
-        finally:
-            wait([future for _, future in running])
+        self._running = [future for _, future in running]
+        for index, prepared in in_process:
+            try:
+                results[index] = self._result(prepared, self._dispatch(prepared))
+            except _Skip as skip:
+                results[index] = skip.result
+        wait(self._running)
+        self._running = []
         for share, future in running:
             for item, answer in zip(share, future.result(), strict=True):
                 if isinstance(answer, ChildFailed):
@@ -308,8 +309,14 @@ class Vkd3dLavapipe:
         return sum(runner.cpu_seconds() for runner in self._isolated)
 
     def close(self) -> None:
+        """End the isolation processes and the device. A batch still running (the run was
+        interrupted) is cancelled: its isolation processes are killed at once."""
+        if any(not future.done() for future in self._running):
+            for runner in self._isolated:
+                runner.cancel()
+        self._running = []
         if self._pool is not None:
-            self._pool.shutdown(wait=True)
+            self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
         for runner in self._isolated:
             runner.close()

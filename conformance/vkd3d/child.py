@@ -225,6 +225,7 @@ class IsolatedRunner:
         self._docs: dict[int, tuple[Job, dict[str, Any]]] = {}
         #: Dispatches run again after their batch died (for tests and benchmarks).
         self.quarantined = 0
+        self._cancelled = False
 
     def run(
         self,
@@ -304,6 +305,16 @@ class IsolatedRunner:
     def close(self) -> None:
         self._stop()
 
+    def cancel(self) -> None:
+        """Stop at once, from any thread: the zygote and the child it runs are killed (they are
+        a process group of their own), a request waiting for them fails, and no zygote starts
+        again. For a run that is being interrupted; `close` still tidies up afterwards."""
+        self._cancelled = True
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+
     def cpu_seconds(self) -> float:
         """CPU time of the running zygote and the children it reaped (0 when none runs; a
         zygote that ended counts in this process's own children times)."""
@@ -332,6 +343,8 @@ class IsolatedRunner:
     def _zygote(self) -> subprocess.Popen[bytes]:
         if self._proc is not None and self._proc.poll() is None:
             return self._proc
+        if self._cancelled:
+            raise ChildFailed("the isolation process was stopped (the run is ending)")
         self._stop()
         # Lives as long as the zygote (a file, not a pipe: the zygote never blocks on it).
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
@@ -341,6 +354,7 @@ class IsolatedRunner:
             stdout=subprocess.PIPE,
             stderr=self._stderr,
             env=_child_environment(),
+            start_new_session=True,  # `cancel` ends the zygote with the child it runs
         )
         self._pending = b""
         return self._proc
