@@ -10,7 +10,7 @@ Passes, each over every applicable vector (not must-reject), judged against the 
 * oracle:      the same vectors on the oracle implementation through the same engine (its
                caches warm from a first pass), for the ratio warm / oracle measured in this run
 
-Rates are vectors per CPU second (this process, the isolation zygote and their children: on a
+Rates are vectors per CPU second (this process, the isolation zygotes and their children: on a
 busy machine the wall clock measures the neighbours; on an idle one the two agree) and, beside
 them, per wall-clock second. Vectors that leave shared memory undefined run in child processes
 (isolated); their count, the dispatches run again first in a fresh child after their batch died
@@ -75,8 +75,8 @@ def oracle_rate(vectors: Sequence[Vector]) -> float:
 
 
 def cpu_seconds(adapter: Vkd3dLavapipe) -> float:
-    """CPU time of this process, its finished children, and the isolation zygote with the
-    children it reaped: on a busy machine the wall clock measures the neighbours, this the
+    """CPU time of this process, its finished children, and the isolation zygotes with the
+    children they reaped: on a busy machine the wall clock measures the neighbours, this the
     work (vectors per CPU second is about the rate of an idle core)."""
     own = os.times()
     total = own.user + own.system + own.children_user + own.children_system

@@ -7,18 +7,11 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-
-
-def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
-    """``python -m sm5 ARGS`` in a session of its own, as a terminal's foreground job."""
-    return subprocess.Popen([sys.executable, "-m", "sm5", *args], cwd=cwd, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+from process_group import sm5_group
 
 
 def _group_gone(pgid: int, seconds: float = 10.0) -> bool:
@@ -46,18 +39,14 @@ def _wait_for_parts(out: Path, seconds: float = 90.0) -> None:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_generate_level2_interrupted_leaves_nothing(tmp_path: Path, signum: int) -> None:
     out = tmp_path / "level2"
-    child = _start(["vectors", "generate", "--level", "2", "--out", str(out)], tmp_path)
-    try:
+    with sm5_group(["vectors", "generate", "--level", "2", "--out", str(out)], tmp_path,
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE) as child:
         _wait_for_parts(out)
         if signum == signal.SIGINT:
             os.killpg(child.pid, signum)  # Ctrl-C reaches the whole foreground group
         else:
             child.send_signal(signum)  # kill(1) reaches the parent only
         _, err = child.communicate(timeout=30)
-    finally:
-        if child.poll() is None:
-            os.killpg(child.pid, signal.SIGKILL)
-            child.wait()
     assert child.returncode == (143 if signum == signal.SIGTERM else 130), err[-2000:]
     assert "Traceback" not in err
     assert _group_gone(child.pid), "a worker process outlived the run"
@@ -67,15 +56,11 @@ def test_generate_level2_interrupted_leaves_nothing(tmp_path: Path, signum: int)
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_report_interrupted_leaves_complete_or_nothing(tmp_path: Path, signum: int) -> None:
     out = tmp_path / "report"
-    child = _start(["report", "--out", str(out)], tmp_path)
-    try:
+    with sm5_group(["report", "--out", str(out)], tmp_path,
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE) as child:
         time.sleep(1.5)
         os.killpg(child.pid, signum)
         _, err = child.communicate(timeout=60)
-    finally:
-        if child.poll() is None:
-            os.killpg(child.pid, signal.SIGKILL)
-            child.wait()
     assert "Traceback" not in err
     assert _group_gone(child.pid)
     names = sorted(p.name for p in out.iterdir()) if out.exists() else []

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from process_group import sm5_group
 
 from sm5.conformance.compare import verdict_without_running
 from sm5.conformance.expectations import load_expectations
@@ -26,7 +27,7 @@ from sm5.conformance.vkd3d.adapter import (
     TargetUnavailable,
     Vkd3dLavapipe,
     create,
-    share_out,
+    work_units,
 )
 from sm5.conformance.vkd3d.child import ChildFailed, IsolatedRunner, Job, Reply
 from sm5.conformance.vkd3d.vulkan_runner import BufferBinding, RunOutput
@@ -160,17 +161,19 @@ def _item(index: int, shader: bytes) -> IsolatedItem:
     return IsolatedItem(index, None, Job(shader, ()), "")  # type: ignore[arg-type]
 
 
-def test_isolated_dispatches_are_shared_out_by_shader() -> None:
-    """A shader's dispatches stay in one isolation process, in their order (its child compiles
-    the shader once); the processes get about the same number; the same batch, the same
-    shares."""
-    shaders = [b"a", b"b", b"a", b"c", b"a", b"b", b"d"]
+def test_isolated_dispatches_are_packed_by_shader_into_units_of_work() -> None:
+    """A shader's dispatches stay together and in their order (a child compiles the shader
+    once), shaders are packed up to the unit size, a shader with more spans several units,
+    the largest units come first; the same batch, the same units."""
+    shaders = [b"a", b"b", b"a", b"c", b"a", b"b", b"d", b"e", b"e", b"e", b"e", b"e"]
     items = [_item(i, s) for i, s in enumerate(shaders)]
-    shares = share_out(items, 2)
-    assert [[i.index for i in share] for share in shares] == [[0, 2, 4, 6], [1, 5, 3]]
-    assert share_out(items, 2) == shares
-    assert [[i.index for i in share] for share in share_out(items, 1)] == [[0, 2, 4, 1, 5, 3, 6]]
-    assert len(share_out(items[:1], 4)) == 1  # no process without work
+    units = work_units(items, 4)
+    assert [[i.index for i in unit] for unit in units] == [
+        [1, 5, 3, 6], [7, 8, 9, 10], [0, 2, 4], [11]]
+    assert work_units(items, 4) == units
+    assert [[i.index for i in unit] for unit in work_units(items, 32)] == [
+        [0, 2, 4, 1, 5, 3, 6, 7, 8, 9, 10, 11]]
+    assert work_units([], 4) == []
 
 
 def test_real_batch_equals_single_runs(adapter: Vkd3dLavapipe) -> None:
@@ -223,12 +226,9 @@ def test_an_interrupted_run_leaves_no_isolation_process(adapter: Vkd3dLavapipe, 
     its own exit code, and neither a zygote nor a child it forked is left running."""
     marker = f"SM5_TEST_RUN={uuid.uuid4().hex}"
     name, value = marker.split("=")
-    child = subprocess.Popen(
-        [sys.executable, "-m", "sm5", "conform", "--impl", "vkd3d",
-         "--select", "imm_atomic_cmp_exch/*"],
-        cwd=tmp_path, env={**os.environ, name: value}, text=True, start_new_session=True,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
+    with sm5_group(["conform", "--impl", "vkd3d", "--select", "imm_atomic_cmp_exch/*"],
+                   tmp_path, env={**os.environ, name: value}, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.PIPE) as child:
         deadline = time.monotonic() + 120
         while len(_processes_marked(marker)) < 3:  # the run, a zygote, a child of it
             assert child.poll() is None and time.monotonic() < deadline, \
@@ -241,10 +241,6 @@ def test_an_interrupted_run_leaves_no_isolation_process(adapter: Vkd3dLavapipe, 
         started = time.monotonic()
         _, err = child.communicate(timeout=60)
         seconds = time.monotonic() - started
-    finally:
-        if child.poll() is None:
-            os.killpg(child.pid, signal.SIGKILL)
-            child.wait()
     assert child.returncode == (143 if signum == signal.SIGTERM else 130), err[-2000:]
     assert "Traceback" not in err
     assert seconds < 15, f"the run took {seconds:.1f} s to end"

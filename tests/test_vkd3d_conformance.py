@@ -48,7 +48,12 @@ from sm5.conformance.vkd3d.shader import (
     load_translator,
     register_bindings,
 )
-from sm5.conformance.vkd3d.vulkan_runner import BufferBinding, RunOutput
+from sm5.conformance.vkd3d.vulkan_runner import (
+    BufferBinding,
+    Dispatch,
+    RunOutput,
+    VulkanRunError,
+)
 from sm5.oracle.asm import parse_program
 from sm5.oracle.dxbc import program_to_dxbc
 from sm5.oracle.fileio import atomic_write_text
@@ -415,13 +420,19 @@ class _DamagingRunner:
 
     device_name = "fake"
     robust_buffer_access = True
+    broken = False
 
-    def run(self, spirv: bytes, bindings: list[BufferBinding]) -> list[RunOutput]:
-        outs = []
-        for b in bindings:
-            diff = ((len(b.words), CANARY + 99, 7),) if b.binding == bindings[0].binding else ()
-            outs.append(RunOutput(b.binding, b.words, not diff, diff))
-        return outs
+    def run_batch(self, dispatches: Sequence[Dispatch]) -> list[list[RunOutput]]:
+        answers = []
+        for dispatch in dispatches:
+            bindings = dispatch.bindings
+            outs = []
+            for b in bindings:
+                diff = ((len(b.words), CANARY + 99, 7),) if b.binding == bindings[0].binding \
+                    else ()
+                outs.append(RunOutput(b.binding, b.words, not diff, diff))
+            answers.append(outs)
+        return answers
 
     def close(self) -> None:
         pass
@@ -441,6 +452,58 @@ def test_a_write_outside_the_window_is_an_error() -> None:
     assert result.reason.startswith("wrote outside u0's window")
     assert "word +4 0xc0de0063 -> 0x00000007" in result.reason
     assert judge(vector, result, capabilities=CAPABILITIES).status == "fail"
+
+
+class _FailingSubmissionRunner:
+    """Stands in for VulkanRunner: a submission that holds the dispatch storing ``bad`` fails
+    and breaks the runner; every other dispatch stores its value into the state."""
+
+    device_name = "fake"
+    robust_buffer_access = True
+
+    def __init__(self, bad: int, log: list[int]) -> None:
+        self.bad, self.log, self.broken = bad, log, False
+
+    def run_batch(self, dispatches: Sequence[Dispatch]) -> list[list[RunOutput] | Exception]:
+        assert not self.broken
+        self.log.append(len(dispatches))
+        values = [d.bindings[0].words[0] for d in dispatches]
+        if self.bad in values:
+            self.broken = True
+            return [VulkanRunError("dispatch failed; the runner cannot be reused")
+                    for _ in dispatches]
+        return [[RunOutput(b.binding, b.words, True, ()) for b in d.bindings]
+                for d in dispatches]
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_failed_submission_costs_only_the_vector_that_fails_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Several vectors go to lavapipe in one submission; when it fails, each runs again alone
+    on a fresh device, so only the vector that fails alone is an error."""
+    translator = load_translator()
+    if translator is None:
+        pytest.skip("no vkd3d translator")
+    log: list[int] = []
+    impl = Vkd3dLavapipe(translator, runner=_FailingSubmissionRunner(7, log))  # type: ignore[arg-type]
+    renewed: list[_FailingSubmissionRunner] = []
+
+    def renew() -> None:
+        renewed.append(_FailingSubmissionRunner(7, log))
+        impl._runner = renewed[-1]  # type: ignore[assignment]
+
+    monkeypatch.setattr(impl, "_renew_runner", renew)
+    program = ["dcl_uav_raw u0", "store_raw u0.x, l(0), r0.x"]
+    vectors = [_vector(program, {"u0": {"kind": "raw", "data": [value]}, "r0": [1, 0, 0, 0]},
+                       f"hand/{value}") for value in range(5, 10)]
+    results = impl.run_batch(vectors)
+    assert [r.status for r in results] == ["state", "state", "error", "state", "state"]
+    assert [r.state["u0"]["data"] for r in results if r.state] == [[5], [6], [8], [9]]
+    assert "lavapipe failed: dispatch failed" in results[2].reason
+    assert log == [5, 1, 1, 1, 1, 1]  # one submission, then each alone
+    assert len(renewed) == 2  # after the submission, and after the vector that fails alone
 
 
 def test_cli_1_2_reports_dmovc_unsupported(adapter: Vkd3dLavapipe) -> None:

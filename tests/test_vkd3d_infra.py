@@ -33,7 +33,9 @@ from sm5.conformance.vkd3d.shader import (
 )
 from sm5.conformance.vkd3d.vulkan_runner import (
     CANARY_BASE,
+    MAX_BATCH_DISPATCHES,
     BufferBinding,
+    Dispatch,
     VulkanRunner,
     VulkanUnavailable,
     _guard_diff,
@@ -341,6 +343,47 @@ def test_runner_rejects_mismatched_bindings(
         runner.run(spirv, [BufferBinding(0, (1,)), BufferBinding(0, (2,))])
     [still_fine] = runner.run(spirv, [BufferBinding(0, (1, 2))])
     assert still_fine.words == (1, 8)
+
+
+def test_a_batch_answers_each_dispatch_as_run_would(
+    lib: Vkd3dShaderLib, runner: VulkanRunner, add7_dxbc: bytes
+) -> None:
+    """More dispatches than one submission takes, of three shaders, windows of changing
+    size, and bad dispatches among them: each answers on its own, from buffers of its own."""
+    add7 = lib.dxbc_to_spirv(add7_dxbc)
+    scale = lib.dxbc_to_spirv(lib.compile_hlsl(SCALE_HLSL))
+    dispatches: list[Dispatch] = []
+    expected: list[tuple[int, ...] | type[Exception]] = []
+    for n in range(2 * MAX_BATCH_DISPATCHES + 5):
+        if n % 3 == 0:  # u[1] = u[0] + 7, in a window of 1 to 4 words
+            words = tuple(range(n, n + 1 + n % 4))
+            dispatches.append(Dispatch(add7, (BufferBinding(0, words),)))
+            expected.append(words if len(words) == 1 else (n, n + 7, *words[2:]))
+        elif n % 3 == 1:  # u[i] = 3 u[i] + i, four threads a group
+            groups = 1 + n % 2
+            words = tuple(range(100 * n, 100 * n + 4 * groups))
+            dispatches.append(Dispatch(scale, (BufferBinding(0, words),),
+                                       groups=(groups, 1, 1)))
+            expected.append(tuple(3 * w + i for i, w in enumerate(words)))
+        elif n % 9 == 2:  # refused before it runs: a kind the shader does not declare
+            dispatches.append(Dispatch(add7, (BufferBinding(0, (1, 2), "ssbo"),)))
+            expected.append(ValueError)
+        else:
+            dispatches.append(Dispatch(add7, (BufferBinding(0, (n, 0)),)))
+            expected.append((n, n + 7))
+    for _ in range(2):  # the second time, the same shapes: descriptors and recording reused
+        answers = runner.run_batch(dispatches)
+        assert len(answers) == len(dispatches)
+        for answer, want in zip(answers, expected, strict=True):
+            if isinstance(want, type):
+                assert isinstance(answer, want)
+                continue
+            assert not isinstance(answer, Exception)
+            [out] = answer
+            assert out.words == want and out.guard_intact
+    assert not runner.broken
+    [alone] = runner.run(add7, [BufferBinding(0, (3, 0))])
+    assert alone.words == (3, 10)
 
 
 # --------------------------------------------------------------------------- CLI (Debian 1.2)

@@ -23,9 +23,12 @@ vkd3d-shader, dispatch one thread group on lavapipe, decode the final state.
 * **Batches.** `run_batch` runs many vectors in one call (the conformance engine uses it): the
   isolated ones share child processes; when a child dies, the dispatch it died in runs again
   first in a fresh child, so a crash costs no batch-mate its verdict. The isolated dispatches
-  of a batch are shared out by shader among several isolation processes (one per CPU, at
-  most :data:`MAX_ISOLATION_PROCESSES`), which run side by side while this process dispatches
-  the rest: a child compiles each of its shaders once, and a crash-heavy batch uses every core.
+  of a batch are packed by shader into units of work (`work_units`: a child compiles each of
+  its shaders once) that several isolation processes (one per CPU, at most
+  :data:`MAX_ISOLATION_PROCESSES`) take one at a time whenever they are free, so they finish
+  together, while this process dispatches the rest, up to
+  ``vulkan_runner.MAX_BATCH_DISPATCHES`` to a submission (lavapipe's queue thread takes one
+  hand-over per submission, which costs more than a one-thread dispatch).
 * **Caches.** DXBC and SPIR-V are cached per harness program (the program text plus the state's
   layout; values travel in the buffers), pipelines by the runner, compiled code by Mesa's disk
   cache; one lavapipe device serves the whole run.
@@ -40,6 +43,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
+from queue import Empty, SimpleQueue
 from typing import get_args
 
 from sm5.conformance.guards import GUARD_KEY, without_guards
@@ -60,6 +64,7 @@ from sm5.conformance.vkd3d.shader import (
 from sm5.conformance.vkd3d.vulkan_runner import (
     BindingKind,
     BufferBinding,
+    Dispatch,
     RunOutput,
     TexelFormat,
     VulkanRunError,
@@ -92,7 +97,8 @@ _SHOWN_CANARIES = 4
 #: Canary words the runner keeps on each side of a window at least (more for a request whose
 #: guard is longer: a structure of up to 2,048 bytes).
 CANARY_WORDS = 64
-#: Translated harness programs kept (the golden set has about 2,000 distinct ones).
+#: Translated harness programs kept (memory bound: the golden set has 8,327 distinct ones, so a
+#: second pass over all of it translates most again; one pass translates each once).
 MAX_COMPILED = 8192
 #: The execution limit of an isolated dispatch, in seconds (``SM5_VKD3D_TIMEOUT`` sets it).
 EXECUTION_LIMIT_S = DEFAULT_TIMEOUT_S
@@ -101,6 +107,9 @@ EXECUTION_LIMIT_S = DEFAULT_TIMEOUT_S
 COMPILE_MARGIN = 3.0
 #: Isolated dispatches sent to one child process at most (one fork and device for them all).
 ISOLATED_BATCH = 32
+#: Units of isolated work per isolation process a batch is cut into, when its dispatches are
+#: few enough (`work_units`): more balance the processes better, fewer save children.
+UNITS_PER_PROCESS = 4
 #: Isolation processes an adapter runs side by side at most (one per CPU up to this).
 MAX_ISOLATION_PROCESSES = 4
 #: Pipelines the lavapipe runner keeps (llvmpipe's compiled code; Mesa's disk cache backs it).
@@ -248,7 +257,7 @@ class Vkd3dLavapipe:
             for _ in range(max(1, processes))
         ]
         self._pool: ThreadPoolExecutor | None = None
-        self._running: list[Future[list[Answer]]] = []
+        self._running: list[Future[list[Done]]] = []
         self._compile_seconds: dict[bytes, float] = {}
         self._compiled: OrderedDict[Program, Compiled | Result] = OrderedDict()
         self.isolated_runs = 0
@@ -261,10 +270,10 @@ class Vkd3dLavapipe:
 
     def run_batch(self, vectors: Sequence[Vector]) -> list[Result]:
         """The results of ``vectors``, in order, as `run` gives them one by one: the isolated
-        ones are shared out among the isolation processes and run there while this process
-        dispatches the others; each process runs its share in batches of up to
-        :data:`ISOLATED_BATCH` to a child (a batch that dies costs only the dispatch that died
-        its batch-mates' verdicts: see ``child.IsolatedRunner.run_batch``)."""
+        ones run in the isolation processes, in units of up to :data:`ISOLATED_BATCH` (see
+        `work_units`), each unit a batch to a child (a batch that dies costs only the
+        dispatch that died its batch-mates' verdicts: see ``child.IsolatedRunner.run_batch``),
+        while this process dispatches the others, several to a submission."""
         results: list[Result | None] = [None] * len(vectors)
         isolated: list[IsolatedItem] = []
         in_process: list[tuple[int, Prepared]] = []
@@ -280,17 +289,15 @@ class Vkd3dLavapipe:
             except _Skip as skip:
                 results[index] = skip.result
         self.isolated_runs += len(isolated)
-        running = self._start_isolated(isolated)
-        self._running = [future for _, future in running]
-        for index, prepared in in_process:
-            try:
-                results[index] = self._result(prepared, self._dispatch(prepared))
-            except _Skip as skip:
-                results[index] = skip.result
+        self._running = self._start_isolated(isolated)
+        outcomes = self._dispatch_many([prepared for _, prepared in in_process])
+        for (index, prepared), outcome in zip(in_process, outcomes, strict=True):
+            results[index] = outcome if isinstance(outcome, Result) else \
+                self._result(prepared, outcome)
         wait(self._running)
-        self._running = []
-        for share, future in running:
-            for item, answer in zip(share, future.result(), strict=True):
+        finished, self._running = self._running, []
+        for unit, unit_answers in (done for future in finished for done in future.result()):
+            for item, answer in zip(unit, unit_answers, strict=True):
                 if isinstance(answer, ChildFailed):
                     broken = {"crash": Result.crash, "timeout": Result.timeout}.get(
                         answer.kind, Result.error)
@@ -322,18 +329,24 @@ class Vkd3dLavapipe:
             runner.close()
         self._runner.close()
 
-    def _start_isolated(self, items: Sequence[IsolatedItem]
-                        ) -> list[tuple[list[IsolatedItem], Future[list[Answer]]]]:
-        """Each isolation process's share of ``items``, running in a thread of this process
-        (the threads only wait on pipes)."""
+    def _start_isolated(self, items: Sequence[IsolatedItem]) -> list[Future[list[Done]]]:
+        """Run ``items`` in the isolation processes, each driven by a thread of this process
+        (the threads only wait on pipes) that takes the next unit of work whenever its
+        process is free, so the processes finish together however long each unit takes."""
         if not items:
             return []
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=len(self._isolated),
                                             thread_name_prefix="sm5-isolation")
-        shares = share_out(items, len(self._isolated))
-        return [(share, self._pool.submit(_run_share, runner, [item.job for item in share]))
-                for share, runner in zip(shares, self._isolated, strict=False)]
+        # Units small enough that each process takes several (so the last ones end together),
+        # and at most ISOLATED_BATCH dispatches.
+        units_wanted = UNITS_PER_PROCESS * len(self._isolated)
+        units = work_units(items, max(1, min(ISOLATED_BATCH, -(-len(items) // units_wanted))))
+        queue: SimpleQueue[list[IsolatedItem]] = SimpleQueue()
+        for unit in units:
+            queue.put(unit)
+        return [self._pool.submit(_drain, runner, queue)
+                for runner in self._isolated[:len(units)]]
 
     # ----------------------------------------------------------------- steps
 
@@ -425,17 +438,24 @@ class Vkd3dLavapipe:
                 table[register] = (number, kind)  # type: ignore[assignment]
         return Compiled(spirv, found[0], found[1])
 
-    def _dispatch(self, prepared: Prepared) -> list[RunOutput]:
-        """Run a vector in process (isolated vectors go through `run_batch`)."""
-        spirv, bindings = prepared.compiled.spirv, list(prepared.bindings)
-        try:
-            return self._runner.run(spirv, bindings)
-        except VulkanRunError as exc:
-            if self._runner.broken:
-                self._renew_runner()
-            raise _Skip(Result.error(f"lavapipe failed: {exc}")) from None
-        except (SpirvError, ValueError) as exc:
-            raise _Skip(Result.error(f"lavapipe refused the shader: {exc}")) from None
+    def _dispatch_many(self, prepared: Sequence[Prepared]) -> list[list[RunOutput] | Result]:
+        """Run vectors in process, several dispatches to a submission (isolated vectors go
+        through `run_batch`). When a submission fails, its dispatches (and those after it)
+        run again one by one on a fresh device, so a failure is the verdict of the vector
+        that fails alone, as in `run`."""
+        answers = self._runner.run_batch([Dispatch(p.compiled.spirv, p.bindings)
+                                          for p in prepared])
+        if not self._runner.broken:
+            return [_answer(answer) for answer in answers]
+        self._renew_runner()
+        results: list[list[RunOutput] | Result] = []
+        for p, answer in zip(prepared, answers, strict=True):
+            if isinstance(answer, VulkanRunError):
+                [answer] = self._runner.run_batch([Dispatch(p.compiled.spirv, p.bindings)])
+                if self._runner.broken:
+                    self._renew_runner()
+            results.append(_answer(answer))
+        return results
 
     def _isolated_limit(self, spirv: bytes, bindings: Sequence[BufferBinding]
                         ) -> tuple[float, str]:
@@ -499,25 +519,52 @@ class Vkd3dLavapipe:
 Answer = list[RunOutput] | ChildFailed
 
 
-def share_out(items: Sequence[IsolatedItem], processes: int) -> list[list[IsolatedItem]]:
-    """``items`` shared out among at most ``processes`` isolation processes: the items of one
-    shader stay together and in order (a child compiles each shader once), the largest groups
-    first, each to the process with the fewest items so far; deterministic."""
+def _answer(answer: list[RunOutput] | Exception) -> list[RunOutput] | Result:
+    """An in-process dispatch's outputs, or the result its failure gives the vector."""
+    if isinstance(answer, VulkanRunError):
+        return Result.error(f"lavapipe failed: {answer}")
+    if isinstance(answer, Exception):  # SpirvError, ValueError
+        return Result.error(f"lavapipe refused the shader: {answer}")
+    return answer
+
+
+#: A unit of isolated work and its answers, in order.
+Done = tuple[list[IsolatedItem], list[Answer]]
+
+
+def work_units(items: Sequence[IsolatedItem], size: int) -> list[list[IsolatedItem]]:
+    """``items`` in units of work for the isolation processes: a shader's items together and
+    in order (a child compiles each of its shaders once), the shaders in the order they first
+    come, packed into units of at most ``size`` items (a shader with more spans several);
+    the largest units first, so that the isolation processes, each taking the next unit when
+    it is free, end with the smallest. Deterministic."""
     groups: dict[bytes, list[IsolatedItem]] = {}
     for item in items:
         groups.setdefault(item.job.spirv, []).append(item)
-    shares: list[list[IsolatedItem]] = [[] for _ in range(max(1, processes))]
-    for group in sorted(groups.values(), key=len, reverse=True):
-        min(shares, key=len).extend(group)
-    return [share for share in shares if share]
+    units: list[list[IsolatedItem]] = []
+    current: list[IsolatedItem] = []
+    for group in groups.values():
+        for start in range(0, len(group), size):
+            part = group[start:start + size]
+            if current and len(current) + len(part) > size:
+                units.append(current)
+                current = []
+            current.extend(part)
+    if current:
+        units.append(current)
+    return sorted(units, key=len, reverse=True)
 
 
-def _run_share(runner: IsolatedRunner, jobs: Sequence[Job]) -> list[Answer]:
-    """One isolation process's share, in batches of up to :data:`ISOLATED_BATCH` to a child."""
-    answers: list[Answer] = []
-    for start in range(0, len(jobs), ISOLATED_BATCH):
-        answers.extend(runner.run_batch(jobs[start:start + ISOLATED_BATCH]))
-    return answers
+def _drain(runner: IsolatedRunner, queue: SimpleQueue[list[IsolatedItem]]) -> list[Done]:
+    """Units from ``queue`` run in ``runner``'s isolation process, each a batch to a child,
+    until the queue is empty."""
+    done: list[Done] = []
+    while True:
+        try:
+            unit = queue.get_nowait()
+        except Empty:
+            return done
+        done.append((unit, runner.run_batch([item.job for item in unit])))
 
 
 def execution_limit_from_environment() -> float:

@@ -15,8 +15,12 @@ a D3D11 UAV with FirstElement/NumElements is a window of a larger resource.
 
 Shader modules, pipelines and descriptor set layouts are cached by
 (sha256 of the SPIR-V, entry point, binding layout); buffers and views are
-reused. Mesa's on-disk shader cache goes under the sm5-conformance cache root
-unless ``MESA_SHADER_CACHE_DIR`` is set. A runner is not thread-safe.
+reused. `run_batch` records up to :data:`MAX_BATCH_DISPATCHES` dispatches in one
+command buffer, each on buffers and a descriptor set of its own (its *slot*), and
+submits them at once: lavapipe's queue thread takes one hand-over per submission,
+which costs more than running a one-thread dispatch. Mesa's on-disk shader cache
+goes under the sm5-conformance cache root unless ``MESA_SHADER_CACHE_DIR`` is set.
+A runner is not thread-safe.
 """
 
 from __future__ import annotations
@@ -119,6 +123,16 @@ class RunOutput:
     words: tuple[int, ...]
     guard_intact: bool
     guard_diff: tuple[tuple[int, int, int], ...]
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """One dispatch of `VulkanRunner.run_batch`: ``groups`` workgroups of ``entry``."""
+
+    spirv: bytes
+    bindings: tuple[BufferBinding, ...]
+    entry: str = "main"
+    groups: tuple[int, int, int] = (1, 1, 1)
 
 
 # --------------------------------------------------------------------------- environment
@@ -251,11 +265,12 @@ class _Layout:
     set_layout: Any
     pipeline_layout: Any
     pool: Any
-    descriptor_set: Any
-    #: What the descriptor set was last written with (`_write_descriptors` skips a repeat).
-    written: tuple[Any, ...] | None = None
-    #: Counts the writes: a command buffer recorded with the set is stale after one.
-    generation: int = 0
+    #: One descriptor set per slot, allocated when the slot is first used.
+    descriptor_sets: list[Any] = field(default_factory=list)
+    #: Per slot, what its set was last written with (`_write_descriptors` skips a repeat).
+    written: list[tuple[Any, ...] | None] = field(default_factory=list)
+    #: Per slot, counts the writes: a command buffer recorded with the set is stale after one.
+    generations: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -292,6 +307,8 @@ class _Placement:
 
 
 _LayoutKey = tuple[tuple[int, str], ...]
+#: Dispatches `run_batch` records in one command buffer and submits at once.
+MAX_BATCH_DISPATCHES = 32
 _MAX_VIEWS_PER_BUFFER = 8
 _MIN_BUFFER_BYTES = 4096
 
@@ -338,15 +355,17 @@ class VulkanRunner:
         #: (a refused creation leaves the device as it was; compiling again would only repeat it).
         self._refused: OrderedDict[tuple[bytes, str, _LayoutKey], Exception] = OrderedDict()
         self._layouts: dict[_LayoutKey, _Layout] = {}
-        self._buffers: dict[int, _HostBuffer] = {}
+        #: Buffers by (slot, binding number).
+        self._buffers: dict[tuple[int, int], _HostBuffer] = {}
         self._instance: Any = instance
         self._owns_instance = instance is None
         self._device: Any = None
         self._fence: Any = None
         #: Serials of pipelines, buffers and views: a handle Vulkan reuses never looks the same.
         self._serials = itertools.count(1)
-        #: What the command buffer holds: (pipeline serial, descriptor generation, groups).
-        self._recorded: tuple[int, int, tuple[int, int, int]] | None = None
+        #: What the command buffer holds: per dispatch (pipeline serial, slot, descriptor
+        #: generation, groups).
+        self._recorded: tuple[tuple[int, int, int, tuple[int, int, int]], ...] | None = None
         self._command_pool: Any = None
         self._broken = ""
         self.robust_buffer_access = robust_buffer_access
@@ -480,21 +499,70 @@ class VulkanRunner:
         set-0 descriptors are not all supplied with a matching kind) and
         VulkanRunError if Vulkan fails.
         """
+        [answer] = self.run_batch([Dispatch(spirv, tuple(bindings), entry, groups)])
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    def run_batch(self, dispatches: Sequence[Dispatch]) -> list[list[RunOutput] | Exception]:
+        """Per dispatch, in order, what `run` returns or the exception it raises for it.
+
+        Up to :data:`MAX_BATCH_DISPATCHES` dispatches go to lavapipe in one submission, each
+        on buffers and a descriptor set of its own. A submission that fails breaks the runner
+        (`broken`): each of its dispatches, and each after it, answers a VulkanRunError (run
+        them again one by one on a new runner to learn which failed). Raises VulkanRunError
+        only when the runner was unusable from the start.
+        """
         self._check_usable()
-        code = self._check_arguments(spirv, bindings, entry, groups)
+        answers: list[list[RunOutput] | Exception | None] = [None] * len(dispatches)
+        ready: list[tuple[int, _Pipeline, Dispatch]] = []
+        for index, dispatch in enumerate(dispatches):
+            try:
+                code = self._check_arguments(dispatch.spirv, dispatch.bindings, dispatch.entry,
+                                             dispatch.groups)
+                pipeline = self._pipeline(code, dispatch.entry, dispatch.bindings)
+            except self._vk.VkError as exc:
+                failed = VulkanRunError(f"Vulkan call failed: {exc!r}")
+                failed.__cause__ = exc
+                answers[index] = failed
+                continue
+            except (TypeError, ValueError) as exc:  # SpirvError is a ValueError
+                answers[index] = exc
+                continue
+            ready.append((index, pipeline, dispatch))
+        for start in range(0, len(ready), MAX_BATCH_DISPATCHES):
+            chunk = ready[start:start + MAX_BATCH_DISPATCHES]
+            for (index, _, _), answer in zip(chunk, self._submit_chunk(chunk), strict=True):
+                answers[index] = answer
+        return [a if a is not None else VulkanRunError("the dispatch was not run")
+                for a in answers]
+
+    def _submit_chunk(self, chunk: Sequence[tuple[int, _Pipeline, Dispatch]]
+                      ) -> list[list[RunOutput] | Exception]:
+        """Upload, record, submit and read back up to MAX_BATCH_DISPATCHES dispatches, the
+        n-th on slot n."""
+        if self._broken:
+            return [VulkanRunError(self._broken) for _ in chunk]
         vk = self._vk
         try:
-            pipeline = self._pipeline(code, entry, bindings)
-            placements = [self._upload(b) for b in bindings]
-            self._write_descriptors(pipeline.layout, bindings, placements)
+            placements = []
+            for slot, (_, pipeline, dispatch) in enumerate(chunk):
+                places = [self._upload(b, slot) for b in dispatch.bindings]
+                self._write_descriptors(pipeline.layout, slot, dispatch.bindings, places)
+                placements.append(places)
         except vk.VkError as exc:
-            raise VulkanRunError(f"Vulkan call failed: {exc!r}") from exc
+            error = VulkanRunError(f"Vulkan call failed: {exc!r}")
+            return [error for _ in chunk]
         try:
-            self._dispatch(pipeline, groups)
+            self._dispatch([(pipeline, slot, dispatch.groups)
+                            for slot, (_, pipeline, dispatch) in enumerate(chunk)])
         except (vk.VkError, vk.VkException) as exc:  # incl. VK_TIMEOUT of the fence wait
             self._broken = f"dispatch failed with {exc!r}; the runner cannot be reused"
-            raise VulkanRunError(self._broken) from exc
-        return [self._read_back(b, p) for b, p in zip(bindings, placements, strict=True)]
+            return [VulkanRunError(self._broken) for _ in chunk]
+        return [[self._read_back(b, p, slot)
+                 for b, p in zip(dispatch.bindings, places, strict=True)]
+                for slot, ((_, _, dispatch), places) in enumerate(zip(chunk, placements,
+                                                                      strict=True))]
 
     def compile(self, spirv: bytes, bindings: Sequence[BufferBinding], entry: str = "main"
                 ) -> float:
@@ -666,7 +734,8 @@ class VulkanRunner:
         self._vk.vkDestroyShaderModule(self._device, pipe.module, None)
 
     def _layout(self, key: _LayoutKey) -> _Layout:
-        """Set layout + pipeline layout + one descriptor set, shared by all shaders."""
+        """Set layout + pipeline layout + a pool for a descriptor set per slot, shared by all
+        shaders of the layout."""
         found = self._layouts.get(key)
         if found is not None:
             return found
@@ -690,19 +759,31 @@ class VulkanRunner:
         for _, kind in key:
             dtype = self._descriptor_type(kind)
             counts[dtype] = counts.get(dtype, 0) + 1
-        sizes = [vk.VkDescriptorPoolSize(type=t, descriptorCount=n) for t, n in counts.items()]
+        sizes = [vk.VkDescriptorPoolSize(type=t, descriptorCount=n * MAX_BATCH_DISPATCHES)
+                 for t, n in counts.items()]
         pool = vk.vkCreateDescriptorPool(
-            dev, vk.VkDescriptorPoolCreateInfo(maxSets=1, pPoolSizes=sizes or None), None
-        )
-        descriptor_set = vk.vkAllocateDescriptorSets(
             dev,
-            vk.VkDescriptorSetAllocateInfo(
-                descriptorPool=pool, descriptorSetCount=1, pSetLayouts=[set_layout]
-            ),
-        )[0]
-        layout = _Layout(set_layout, pipeline_layout, pool, descriptor_set)
+            vk.VkDescriptorPoolCreateInfo(maxSets=MAX_BATCH_DISPATCHES, pPoolSizes=sizes or None),
+            None,
+        )
+        layout = _Layout(set_layout, pipeline_layout, pool)
         self._layouts[key] = layout
         return layout
+
+    def _descriptor_set(self, layout: _Layout, slot: int) -> Any:
+        """The slot's descriptor set of ``layout`` (allocated on first use)."""
+        while len(layout.descriptor_sets) <= slot:
+            vk = self._vk
+            layout.descriptor_sets.append(vk.vkAllocateDescriptorSets(
+                self._device,
+                vk.VkDescriptorSetAllocateInfo(
+                    descriptorPool=layout.pool, descriptorSetCount=1,
+                    pSetLayouts=[layout.set_layout]
+                ),
+            )[0])
+            layout.written.append(None)
+            layout.generations.append(0)
+        return layout.descriptor_sets[slot]
 
     def _descriptor_type(self, kind: str) -> int:
         vk = self._vk
@@ -736,11 +817,11 @@ class VulkanRunner:
         pre_bytes = _align_up(binding.guard_words * 4, max(4, align))
         return _Placement(pre=pre_bytes // 4, count=count, post=binding.guard_words)
 
-    def _upload(self, binding: BufferBinding) -> _Placement:
+    def _upload(self, binding: BufferBinding, slot: int) -> _Placement:
         if binding.null:
             return _Placement(pre=0, count=0, post=0)
         place = self._placement(binding)
-        buf = self._buffer_for(binding.binding, place.total * 4)
+        buf = self._buffer_for((slot, binding.binding), place.total * 4)
         data = _canaries(0, place.pre)
         data.extend(binding.words)
         data.extend(_canaries(place.pre + place.count, place.post))
@@ -748,8 +829,8 @@ class VulkanRunner:
         buf.mapped[0 : len(raw)] = raw
         return place
 
-    def _buffer_for(self, number: int, size: int) -> _HostBuffer:
-        """Reuse the binding's VkBuffer when big enough, else replace it."""
+    def _buffer_for(self, number: tuple[int, int], size: int) -> _HostBuffer:
+        """Reuse the VkBuffer of (slot, binding) when big enough, else replace it."""
         current = self._buffers.get(number)
         if current is not None and current.capacity >= size:
             return current
@@ -824,44 +905,57 @@ class VulkanRunner:
         return made
 
     def _write_descriptors(
-        self, layout: _Layout, bindings: Sequence[BufferBinding], places: Sequence[_Placement]
+        self, layout: _Layout, slot: int, bindings: Sequence[BufferBinding],
+        places: Sequence[_Placement]
     ) -> None:
-        """Point the layout's descriptor set at the windows, unless it already does (the same
-        buffers, views and ranges as the last write: consecutive vectors of one shape)."""
-        wanted = tuple(self._descriptor_key(b, p) for b, p in zip(bindings, places, strict=True))
-        if wanted == layout.written:
+        """Point the layout's descriptor set of ``slot`` at the windows, unless it already does
+        (the same buffers, views and ranges as the last write: consecutive vectors of one
+        shape)."""
+        descriptor_set = self._descriptor_set(layout, slot)
+        wanted = tuple(self._descriptor_key(b, p, slot)
+                       for b, p in zip(bindings, places, strict=True))
+        if wanted == layout.written[slot]:
             return
-        layout.written = None  # until the update below has gone through
-        vk = self._vk
-        writes = []
-        for binding, place in zip(bindings, places, strict=True):
-            common = {
-                "dstSet": layout.descriptor_set,
-                "dstBinding": binding.binding,
-                "descriptorCount": 1,
-                "descriptorType": self._descriptor_type(binding.kind),
-            }
+        layout.written[slot] = None  # until the update below has gone through
+        # Filled in place through cffi: the binding's struct constructors cost more than the
+        # update itself, and most vectors change some window.
+        vk, ffi = self._vk, self._vk.ffi
+        writes = ffi.new("VkWriteDescriptorSet[]", len(bindings))
+        keep: list[Any] = []  # what the writes point at, alive until the update returns
+        for write, binding, place in zip(writes, bindings, places, strict=True):
+            write.sType = vk.VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET
+            write.dstSet = descriptor_set
+            write.dstBinding = binding.binding
+            write.descriptorCount = 1
+            write.descriptorType = self._descriptor_type(binding.kind)
+            texel = binding.kind in ("texel", "uniform_texel")
             if binding.null:
-                writes.append(self._null_write(binding, common))
-                continue
-            buf = self._buffers[binding.binding]
-            offset, size = place.pre * 4, place.count * 4
-            if binding.kind in ("texel", "uniform_texel"):
-                view, _ = self._view_for(buf, offset, size, binding.texel_format)
-                writes.append(vk.VkWriteDescriptorSet(**common, pTexelBufferView=[view]))
+                view, buffer, offset, size = ffi.NULL, ffi.NULL, 0, vk.VK_WHOLE_SIZE
             else:
-                info = vk.VkDescriptorBufferInfo(buffer=buf.buffer, offset=offset, range=size)
-                writes.append(vk.VkWriteDescriptorSet(**common, pBufferInfo=[info]))
-        if writes:
-            vk.vkUpdateDescriptorSets(self._device, len(writes), writes, 0, None)
-        layout.written = wanted
-        layout.generation += 1
+                buf = self._buffers[slot, binding.binding]
+                buffer, offset, size = buf.buffer, place.pre * 4, place.count * 4
+                if texel:
+                    view, _ = self._view_for(buf, offset, size, binding.texel_format)
+            if texel:
+                views = ffi.new("VkBufferView[1]", [view])
+                keep.append(views)
+                write.pTexelBufferView = views
+            else:
+                info = ffi.new("VkDescriptorBufferInfo[1]")
+                info[0].buffer, info[0].offset, info[0].range = buffer, offset, size
+                keep.append(info)
+                write.pBufferInfo = info
+        if bindings:
+            vk.lib.vkUpdateDescriptorSets(self._device, len(bindings), writes, 0, ffi.NULL)
+        layout.written[slot] = wanted
+        layout.generations[slot] += 1
 
-    def _descriptor_key(self, binding: BufferBinding, place: _Placement) -> tuple[Any, ...]:
+    def _descriptor_key(self, binding: BufferBinding, place: _Placement, slot: int
+                        ) -> tuple[Any, ...]:
         """What one descriptor write points at: serials of the buffer and view, the range."""
         if binding.null:
             return (binding.binding, binding.kind, None)
-        buf = self._buffers[binding.binding]
+        buf = self._buffers[slot, binding.binding]
         offset, size = place.pre * 4, place.count * 4
         if binding.kind in ("texel", "uniform_texel"):
             _, view = self._view_for(buf, offset, size, binding.texel_format)
@@ -870,15 +964,18 @@ class VulkanRunner:
 
     # ----------------------------------------------------------------- dispatch
 
-    def _dispatch(self, pipe: _Pipeline, groups: tuple[int, int, int]) -> None:
-        """Submit the dispatch and wait for it. The command buffer is recorded again only
-        when the pipeline, the descriptor set's contents or the group count changed since the
-        last recording (a recorded buffer is valid until a set bound in it is written)."""
+    def _dispatch(self, dispatches: Sequence[tuple[_Pipeline, int, tuple[int, int, int]]]
+                  ) -> None:
+        """Submit the dispatches (pipeline, slot, groups) at once and wait for them. The
+        command buffer is recorded again only when a pipeline, a descriptor set's contents or
+        a group count changed since the last recording (a recorded buffer is valid until a
+        set bound in it is written)."""
         vk = self._vk
-        recorded = (pipe.serial, pipe.layout.generation, groups)
+        recorded = tuple((pipe.serial, slot, pipe.layout.generations[slot], groups)
+                         for pipe, slot, groups in dispatches)
         if recorded != self._recorded:
             self._recorded = None
-            self._record(pipe, groups)
+            self._record(dispatches)
             self._recorded = recorded
         lib = vk.lib
         _checked(vk, lib.vkQueueSubmit(self._queue, 1, self._submit, self._fence))
@@ -886,21 +983,23 @@ class VulkanRunner:
                                          FENCE_TIMEOUT_NS))
         _checked(vk, lib.vkResetFences(self._device, 1, self._fences))
 
-    def _record(self, pipe: _Pipeline, groups: tuple[int, int, int]) -> None:
+    def _record(self, dispatches: Sequence[tuple[_Pipeline, int, tuple[int, int, int]]]
+                ) -> None:
+        """Dispatches on disjoint buffers need no barrier between them; one barrier makes
+        every write visible to the host."""
         vk, cmd = self._vk, self._cmd
+        lib, ffi = vk.lib, vk.ffi
         vk.vkBeginCommandBuffer(cmd, vk.VkCommandBufferBeginInfo(flags=0))
-        vk.vkCmdBindPipeline(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline)
-        vk.vkCmdBindDescriptorSets(
-            cmd,
-            vk.VK_PIPELINE_BIND_POINT_COMPUTE,
-            pipe.layout.pipeline_layout,
-            0,
-            1,
-            [pipe.layout.descriptor_set],
-            0,
-            None,
-        )
-        vk.vkCmdDispatch(cmd, groups[0], groups[1], groups[2])
+        bound = None
+        sets = ffi.new("VkDescriptorSet[1]")
+        for pipe, slot, groups in dispatches:
+            if pipe is not bound:
+                lib.vkCmdBindPipeline(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline)
+                bound = pipe
+            sets[0] = pipe.layout.descriptor_sets[slot]
+            lib.vkCmdBindDescriptorSets(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE,
+                                        pipe.layout.pipeline_layout, 0, 1, sets, 0, ffi.NULL)
+            lib.vkCmdDispatch(cmd, groups[0], groups[1], groups[2])
         barrier = vk.VkMemoryBarrier(
             srcAccessMask=vk.VK_ACCESS_SHADER_WRITE_BIT, dstAccessMask=vk.VK_ACCESS_HOST_READ_BIT
         )
@@ -918,17 +1017,10 @@ class VulkanRunner:
         )
         vk.vkEndCommandBuffer(cmd)
 
-    def _null_write(self, binding: BufferBinding, common: dict[str, Any]) -> Any:
-        vk = self._vk
-        if binding.kind in ("texel", "uniform_texel"):
-            return vk.VkWriteDescriptorSet(**common, pTexelBufferView=[vk.VK_NULL_HANDLE])
-        info = vk.VkDescriptorBufferInfo(buffer=vk.VK_NULL_HANDLE, offset=0, range=vk.VK_WHOLE_SIZE)
-        return vk.VkWriteDescriptorSet(**common, pBufferInfo=[info])
-
-    def _read_back(self, binding: BufferBinding, place: _Placement) -> RunOutput:
+    def _read_back(self, binding: BufferBinding, place: _Placement, slot: int) -> RunOutput:
         if binding.null:
             return RunOutput(binding=binding.binding, words=(), guard_intact=True, guard_diff=())
-        buf = self._buffers[binding.binding]
+        buf = self._buffers[slot, binding.binding]
         raw = bytes(buf.mapped[0 : place.total * 4])
         data = array("I")
         data.frombytes(raw)
