@@ -248,3 +248,31 @@ def test_an_interrupted_run_leaves_no_isolation_process(adapter: Vkd3dLavapipe, 
     while _processes_marked(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _processes_marked(marker) == [], "an isolation process outlived the run"
+
+
+NOT_DUMPABLE_SCRIPT = """
+import ctypes
+from sm5.conformance.vkd3d.child import _no_core_dumps
+_no_core_dumps()
+print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))  # PR_GET_DUMPABLE
+"""
+
+
+def test_isolation_processes_leave_no_core_dumps() -> None:
+    """Hundreds of children crash in a run: the zygote (and so every child it forks) may
+    write no core, neither by the size limit nor through a core_pattern handler."""
+    runner = IsolatedRunner()
+    try:
+        [answer] = runner.run_batch([Job(b"not SPIR-V", (BINDING,))])
+        assert isinstance(answer, ChildFailed)  # the zygote answered: it is running
+        assert runner._proc is not None
+        limits = Path(f"/proc/{runner._proc.pid}/limits").read_text()
+    finally:
+        runner.close()
+    [core] = [line.split()[4:6] for line in limits.splitlines()
+              if line.startswith("Max core file size")]
+    assert core == ["0", "0"]
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", NOT_DUMPABLE_SCRIPT], cwd=root,
+                          capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "0"

@@ -10,7 +10,7 @@ single-threaded) and never dispatches. For each dispatch the zygote forks a chil
 its own lavapipe device, runs the shader and exits; the zygote reports how the child ended. A
 fresh process per dispatch means memory an out-of-bounds access damaged never carries over into
 another vector's result, and forking the warm zygote (about 20 ms) costs a tenth of starting
-Python and lavapipe afresh.
+Python and lavapipe afresh. Neither the zygote nor a child writes a core dump when it crashes.
 
 The zygote speaks JSON Lines on stdin/stdout::
 
@@ -41,9 +41,11 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import ctypes
 import functools
 import json
 import os
+import resource
 import select
 import signal
 import subprocess
@@ -659,6 +661,20 @@ def _preload() -> Any:
     return instance
 
 
+_PR_SET_DUMPABLE = 4
+
+
+def _no_core_dumps() -> None:
+    """No child of this zygote leaves a core dump: a crash is an expected verdict here,
+    hundreds a run, and a core of a process with LLVM loaded is hundreds of megabytes. Both
+    the core size limit and the dumpable flag (a ``core_pattern`` that pipes cores to a
+    handler such as systemd-coredump ignores the limit); forked children inherit both."""
+    with contextlib.suppress(OSError, ValueError):
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
 def _thread_count() -> int:
     try:
         return len(os.listdir("/proc/self/task"))
@@ -670,6 +686,7 @@ def main() -> int:
     """Zygote entry: one JSON request per stdin line, one reply per stdout line."""
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # whatever the loader or Mesa print must not corrupt the replies
+    _no_core_dumps()
     instance = _preload()
     zygote = Zygote()
     for line in sys.stdin.buffer:
