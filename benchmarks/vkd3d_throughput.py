@@ -14,9 +14,9 @@ Rates are vectors per CPU second (this process, the isolation zygotes and their 
 busy machine the wall clock measures the neighbours; on an idle one the two agree) and, beside
 them, per wall-clock second. Vectors that leave shared memory undefined run in child processes
 (isolated); their count, the dispatches run again first in a fresh child after their batch died
-(quarantined), and the ratio warm / warm-single are printed. Every pass must judge every
-vector the same (crashes of isolated vectors aside, which vary between runs); the script says
-so when they differ.
+(quarantined), the children forked for them and how many died, and the ratio warm /
+warm-single are printed. Every pass must judge every vector the same (crashes of isolated
+vectors aside, which vary between runs); the script says so when they differ.
 
 Usage: python benchmarks/vkd3d_throughput.py [--every N] [--warm-passes K]
 [VECTOR_FILE_OR_DIR ...] (``--every 5``: every fifth vector, for a quick look on a busy
@@ -92,6 +92,7 @@ def timed(label: str, adapter: Vkd3dLavapipe, vectors: Sequence[Vector], how: Pa
           ) -> tuple[float, dict[str, Verdict]]:
     adapter.isolated_runs = 0
     quarantined = adapter.quarantined
+    children, deaths = adapter.isolation_children
     cpu = cpu_seconds(adapter)
     start = time.perf_counter()
     verdicts = how(adapter, vectors)
@@ -104,8 +105,9 @@ def timed(label: str, adapter: Vkd3dLavapipe, vectors: Sequence[Vector], how: Pa
     rate = len(vectors) / cpu
     print(f"{label:<12} {rate:8.1f} vectors per CPU s ({cpu:7.2f} CPU s; wall "
           f"{len(vectors) / seconds:7.1f} vectors/s, {seconds:7.2f} s; n={len(vectors)}; "
-          f"isolated {adapter.isolated_runs}, quarantined "
-          f"{adapter.quarantined - quarantined}); {shown}", flush=True)
+          f"isolated {adapter.isolated_runs}, quarantined {adapter.quarantined - quarantined}; "
+          f"children {adapter.isolation_children[0] - children}, "
+          f"{adapter.isolation_children[1] - deaths} died); {shown}", flush=True)
     return rate, verdicts
 
 

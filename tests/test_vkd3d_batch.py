@@ -138,6 +138,7 @@ def test_a_crash_first_in_a_child_is_the_verdict() -> None:
     # c died first in a fresh child: as good as a run of its own, not re-run
     assert isinstance(c, ChildFailed) and "signal 6" in c.reason
     assert runner.quarantined == 1
+    assert (runner.children, runner.deaths) == (4, 3)
     assert runner.requests == [[b"a", b"b", b"c", b"d"], [b"b", b"c", b"d"], [b"c", b"d"],
                                [b"d"]]
 

@@ -311,6 +311,13 @@ class Vkd3dLavapipe:
         """Isolated dispatches run again first in a fresh child after their batch died."""
         return sum(runner.quarantined for runner in self._isolated)
 
+    @property
+    def isolation_children(self) -> tuple[int, int]:
+        """Children the isolation processes forked, and how many of them crashed or timed
+        out (each death costs a fresh process, device and compile: what isolation costs)."""
+        return (sum(runner.children for runner in self._isolated),
+                sum(runner.deaths for runner in self._isolated))
+
     def isolation_cpu_seconds(self) -> float:
         """CPU time of the running isolation processes and the children they reaped."""
         return sum(runner.cpu_seconds() for runner in self._isolated)

@@ -227,6 +227,9 @@ class IsolatedRunner:
         self._docs: dict[int, tuple[Job, dict[str, Any]]] = {}
         #: Dispatches run again after their batch died (for tests and benchmarks).
         self.quarantined = 0
+        #: Children forked for batches, and how many of them crashed or timed out.
+        self.children = 0
+        self.deaths = 0
         self._cancelled = False
 
     def run(
@@ -268,6 +271,7 @@ class IsolatedRunner:
         self._docs.clear()  # each job is encoded once, however many batches it is sent in
         while len(results) < len(jobs):
             rest = jobs[len(results):]
+            self.children += 1
             try:
                 replies = self._request_batch(rest)
             except ChildFailed as exc:
@@ -278,6 +282,8 @@ class IsolatedRunner:
                 try:
                     results.append(outputs_of(reply, job.bindings))
                 except ChildFailed as exc:
+                    if exc.kind in ("crash", "timeout"):
+                        self.deaths += 1
                     if position == 0:  # first in a fresh child: as good as a run of its own
                         results.append(exc)
                     else:  # it leads the next batch: first in a fresh child (quarantine)
