@@ -14,9 +14,10 @@ Rates are vectors per CPU second (this process, the isolation zygotes and their 
 busy machine the wall clock measures the neighbours; on an idle one the two agree) and, beside
 them, per wall-clock second. Vectors that leave shared memory undefined run in child processes
 (isolated); their count, the dispatches run again first in a fresh child after their batch died
-(quarantined), the children forked for them and how many died, and the ratio warm /
-warm-single are printed. Every pass must judge every vector the same (crashes of isolated
-vectors aside, which vary between runs); the script says so when they differ.
+(quarantined), the children forked for them, how many died and the CPU time of the
+isolation processes (part of the pass's), and the ratio warm / warm-single are printed. Every
+pass must judge every vector the same (crashes of isolated vectors aside, which vary between
+runs); the script says so when they differ.
 
 Usage: python benchmarks/vkd3d_throughput.py [--every N] [--warm-passes K]
 [VECTOR_FILE_OR_DIR ...] (``--every 5``: every fifth vector, for a quick look on a busy
@@ -93,11 +94,13 @@ def timed(label: str, adapter: Vkd3dLavapipe, vectors: Sequence[Vector], how: Pa
     adapter.isolated_runs = 0
     quarantined = adapter.quarantined
     children, deaths = adapter.isolation_children
+    isolation = adapter.isolation_cpu_seconds()
     cpu = cpu_seconds(adapter)
     start = time.perf_counter()
     verdicts = how(adapter, vectors)
     seconds = time.perf_counter() - start
     cpu = cpu_seconds(adapter) - cpu
+    isolation = adapter.isolation_cpu_seconds() - isolation
     counts: dict[str, int] = {}
     for verdict in verdicts.values():
         counts[verdict.status] = counts.get(verdict.status, 0) + 1
@@ -107,7 +110,8 @@ def timed(label: str, adapter: Vkd3dLavapipe, vectors: Sequence[Vector], how: Pa
           f"{len(vectors) / seconds:7.1f} vectors/s, {seconds:7.2f} s; n={len(vectors)}; "
           f"isolated {adapter.isolated_runs}, quarantined {adapter.quarantined - quarantined}; "
           f"children {adapter.isolation_children[0] - children}, "
-          f"{adapter.isolation_children[1] - deaths} died); {shown}", flush=True)
+          f"{adapter.isolation_children[1] - deaths} died, {isolation:.2f} CPU s in isolation); "
+          f"{shown}", flush=True)
     return rate, verdicts
 
 
