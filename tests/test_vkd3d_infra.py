@@ -371,6 +371,16 @@ def test_a_batch_answers_each_dispatch_as_run_would(
         else:
             dispatches.append(Dispatch(add7, (BufferBinding(0, (n, 0)),)))
             expected.append((n, n + 7))
+    # A window larger than its descriptor kind allows is refused on its own, before any upload.
+    mixed = lib.dxbc_to_spirv(lib.compile_hlsl(MIXED_HLSL))
+    b = register_bindings(mixed)
+    too_many = runner._limits.max_uniform_range // 4 + 1
+    dispatches.insert(7, Dispatch(mixed, (
+        BufferBinding(b["cb0"], (0,) * too_many, "uniform"),
+        BufferBinding(b["t2"], (1, 2), "uniform_texel"),
+        BufferBinding(b["u0"], (0, 0)),
+        BufferBinding(b["u1"], (0, 0)))))
+    expected.insert(7, ValueError)
     for _ in range(2):  # the second time, the same shapes: descriptors and recording reused
         answers = runner.run_batch(dispatches)
         assert len(answers) == len(dispatches)

@@ -520,6 +520,9 @@ class VulkanRunner:
             try:
                 code = self._check_arguments(dispatch.spirv, dispatch.bindings, dispatch.entry,
                                              dispatch.groups)
+                for binding in dispatch.bindings:  # a window too large for its kind
+                    if not binding.null:
+                        self._placement(binding)
                 pipeline = self._pipeline(code, dispatch.entry, dispatch.bindings)
             except self._vk.VkError as exc:
                 failed = VulkanRunError(f"Vulkan call failed: {exc!r}")
