@@ -20,19 +20,25 @@ from process_group import sm5_group
 
 from sm5.conformance.compare import verdict_without_running
 from sm5.conformance.expectations import load_expectations
+from sm5.conformance.guards import without_guards
 from sm5.conformance.run import iter_selected, run_vector, run_vectors, vector_files
 from sm5.conformance.vkd3d.adapter import (
     EXPECTATIONS_FILE,
+    ISOLATED_BATCH,
+    MAX_COMPILED,
+    MAX_PIPELINES,
     IsolatedItem,
     TargetUnavailable,
     Vkd3dLavapipe,
     create,
+    isolation_units,
     work_units,
 )
 from sm5.conformance.vkd3d.child import ChildFailed, IsolatedRunner, Job, Reply
 from sm5.conformance.vkd3d.vulkan_runner import BufferBinding, RunOutput
 from sm5.oracle.asm import parse_program
 from sm5.oracle.dxbc import program_to_dxbc
+from sm5.oracle.errors import Sm5Error
 from sm5.oracle.harness import build_harness
 from sm5.oracle.state import state_from_json
 
@@ -175,6 +181,74 @@ def test_isolated_dispatches_are_packed_by_shader_into_units_of_work() -> None:
     assert [[i.index for i in unit] for unit in work_units(items, 32)] == [
         [0, 2, 4, 1, 5, 3, 6, 7, 8, 9, 10, 11]]
     assert work_units([], 4) == []
+
+
+def test_a_dispatch_that_died_last_time_is_a_unit_of_its_own() -> None:
+    """A dispatch remembered as having killed a fresh child runs alone (one child, its death
+    its verdict); the others are packed as `work_units` packs them; nothing is dropped or
+    run twice, and the same memory gives the same units."""
+    shaders = [b"a", b"b", b"a", b"c", b"a", b"b", b"d", b"e", b"e", b"e", b"e", b"e"]
+    items = [IsolatedItem(i, None, Job(s, (BufferBinding(0, (i,)),)), "")  # type: ignore[arg-type]
+             for i, s in enumerate(shaders)]
+    died = {(items[i].job.spirv, items[i].job.bindings): None for i in (2, 7)}
+    units = isolation_units(items, died, processes=2)
+    # the other 10 in 2 * 4 - 2 = 6 units wanted: 2 dispatches a unit, by shader
+    assert [[i.index for i in unit] for unit in units] == [
+        [0, 4], [1, 5], [3, 6], [8, 9], [10, 11], [2], [7]]
+    assert sorted(i.index for unit in units for i in unit) == list(range(len(items)))
+    assert isolation_units(items, died, processes=2) == units
+    # nothing remembered: the units work_units gives, small enough for 4 a process
+    assert isolation_units(items, {}, processes=2) == work_units(items, 2)
+    many = [_item(i, bytes([i % 7])) for i in range(300)]
+    assert max(len(u) for u in isolation_units(many, {}, processes=1)) == ISOLATED_BATCH
+
+
+def test_a_second_pass_runs_each_death_in_a_child_of_its_own() -> None:
+    """The second pass over isolated vectors that crash lavapipe judges every vector as the
+    first did, with fewer children: a vector that died first in a fresh child runs alone
+    again, so no death has to be told from a batch-mate's damage in a second child."""
+    try:
+        impl = create()
+    except TargetUnavailable as exc:
+        pytest.skip(f"vkd3d + lavapipe unavailable: {exc}")
+    expectations = load_expectations(EXPECTATIONS_FILE)
+    vectors = [v for _, _, v in iter_selected(vector_files(None), select=["imm_atomic_cmp_exch/*"])
+               if verdict_without_running(v, expectations, impl.capabilities) is None]
+    passes = []
+    try:
+        for _ in range(2):
+            quarantined, (children, deaths) = impl.quarantined, impl.isolation_children
+            statuses = {v.id: verdict.status
+                        for v, verdict in run_vectors(impl, vectors, expectations)}
+            passes.append((statuses, impl.quarantined - quarantined,
+                           impl.isolation_children[0] - children,
+                           impl.isolation_children[1] - deaths))
+    finally:
+        impl.close()
+    (first, quarantined1, children1, deaths1), (second, quarantined2, children2, deaths2) = passes
+    assert quarantined1 > 0 and deaths1 > 0, "the slice holds no batch that died"
+    assert second == first
+    assert quarantined2 < quarantined1 and deaths2 < deaths1 and children2 < children1
+
+
+def test_the_caches_hold_what_a_pass_over_the_golden_set_translates() -> None:
+    """The adapter's translations and lavapipe pipelines are least recently used caches and a
+    run walks its vectors in the same order each pass: bounds below the golden set's distinct
+    harness programs (a shader each at the most) would make every vector of a second pass
+    translate and compile again."""
+    expectations = load_expectations(EXPECTATIONS_FILE)
+    programs = set()
+    for _, _, vector in iter_selected(vector_files(None)):
+        if verdict_without_running(vector, expectations, frozenset({"executes"})) is not None:
+            continue
+        try:
+            program = parse_program(list(vector.program))
+            harness = build_harness(program, state_from_json(without_guards(vector.state)),
+                                    runtime=vector.runtime)
+        except Sm5Error:
+            continue
+        programs.add(harness.program)
+    assert 1000 < len(programs) <= min(MAX_COMPILED, MAX_PIPELINES)
 
 
 def test_real_batch_equals_single_runs(adapter: Vkd3dLavapipe) -> None:

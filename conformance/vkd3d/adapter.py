@@ -97,9 +97,12 @@ _SHOWN_CANARIES = 4
 #: Canary words the runner keeps on each side of a window at least (more for a request whose
 #: guard is longer: a structure of up to 2,048 bytes).
 CANARY_WORDS = 64
-#: Translated harness programs kept (memory bound: the golden set has 8,327 distinct ones, so a
-#: second pass over all of it translates most again; one pass translates each once).
-MAX_COMPILED = 8192
+#: Translated harness programs kept (a memory bound). Both caches are least recently used, and a
+#: run walks its vectors in the same order each pass: a cache smaller than the distinct
+#: programs of a pass misses on every vector of the next (the golden set's applicable vectors
+#: have 8,261 distinct harness programs, 6,469 distinct shaders; a test keeps both below these
+#: bounds). A translation is a few kilobytes of SPIR-V.
+MAX_COMPILED = 16384
 #: The execution limit of an isolated dispatch, in seconds (``SM5_VKD3D_TIMEOUT`` sets it).
 EXECUTION_LIMIT_S = DEFAULT_TIMEOUT_S
 #: A forked child compiles the shader again (from Mesa's disk cache when it can), possibly on a
@@ -112,8 +115,11 @@ ISOLATED_BATCH = 32
 UNITS_PER_PROCESS = 4
 #: Isolation processes an adapter runs side by side at most (one per CPU up to this).
 MAX_ISOLATION_PROCESSES = 4
-#: Pipelines the lavapipe runner keeps (llvmpipe's compiled code; Mesa's disk cache backs it).
-MAX_PIPELINES = 4096
+#: Pipelines the lavapipe runner keeps (llvmpipe's compiled code; Mesa's disk cache backs it):
+#: about 150 KB each (the whole golden set's 6,469 held: 1.35 GB resident at the most).
+MAX_PIPELINES = 16384
+#: Isolated dispatches remembered as having died first in a fresh child (see `run_batch`).
+MAX_REMEMBERED_DEATHS = 4096
 
 
 @dataclass(frozen=True)
@@ -260,6 +266,8 @@ class Vkd3dLavapipe:
         self._running: list[Future[list[Done]]] = []
         self._compile_seconds: dict[bytes, float] = {}
         self._compiled: OrderedDict[Program, Compiled | Result] = OrderedDict()
+        #: Isolated dispatches (shader and buffers) whose last run killed a fresh child.
+        self._died: OrderedDict[tuple[bytes, tuple[BufferBinding, ...]], None] = OrderedDict()
         self.isolated_runs = 0
 
     # ----------------------------------------------------------------- public
@@ -298,6 +306,8 @@ class Vkd3dLavapipe:
         finished, self._running = self._running, []
         for unit, unit_answers in (done for future in finished for done in future.result()):
             for item, answer in zip(unit, unit_answers, strict=True):
+                self._remember(item.job, died=isinstance(answer, ChildFailed)
+                               and answer.kind in DEATHS)
                 if isinstance(answer, ChildFailed):
                     broken = {"crash": Result.crash, "timeout": Result.timeout}.get(
                         answer.kind, Result.error)
@@ -305,6 +315,19 @@ class Vkd3dLavapipe:
                 else:
                     results[item.index] = self._result(item.prepared, answer)
         return [r if r is not None else Result.error("the vector was not run") for r in results]
+
+    def _remember(self, job: Job, *, died: bool) -> None:
+        """Note how an isolated dispatch ended: one that died first in a fresh child
+        (`IsolatedRunner.run_batch` gives no other death as a verdict) runs in a child of its
+        own the next time (`isolation_units`)."""
+        key = (job.spirv, job.bindings)
+        if not died:
+            self._died.pop(key, None)
+            return
+        self._died[key] = None
+        self._died.move_to_end(key)
+        while len(self._died) > MAX_REMEMBERED_DEATHS:
+            self._died.popitem(last=False)
 
     @property
     def quarantined(self) -> int:
@@ -345,10 +368,7 @@ class Vkd3dLavapipe:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=len(self._isolated),
                                             thread_name_prefix="sm5-isolation")
-        # Units small enough that each process takes several (so the last ones end together),
-        # and at most ISOLATED_BATCH dispatches.
-        units_wanted = UNITS_PER_PROCESS * len(self._isolated)
-        units = work_units(items, max(1, min(ISOLATED_BATCH, -(-len(items) // units_wanted))))
+        units = isolation_units(items, self._died, len(self._isolated))
         queue: SimpleQueue[list[IsolatedItem]] = SimpleQueue()
         for unit in units:
             queue.put(unit)
@@ -533,6 +553,28 @@ def _answer(answer: list[RunOutput] | Exception) -> list[RunOutput] | Result:
     if isinstance(answer, Exception):  # SpirvError, ValueError
         return Result.error(f"lavapipe refused the shader: {answer}")
     return answer
+
+
+#: How a child ends that `isolation_units` remembers (a crash, or a time-out that killed it).
+DEATHS = frozenset({"crash", "timeout"})
+
+
+def isolation_units(items: Sequence[IsolatedItem],
+                    died: Mapping[tuple[bytes, tuple[BufferBinding, ...]], object],
+                    processes: int) -> list[list[IsolatedItem]]:
+    """The units of work the isolation processes take ``items`` in. A dispatch (shader and
+    buffers) in ``died`` killed a fresh child on its last run: it is a unit of its own, so it
+    runs first in a fresh child again, where its death is its verdict, and costs one child,
+    not a batch-mate's child and a second to tell it from their damage. The others go in
+    `work_units` small enough that each process takes several (so the last ones end
+    together), with at most :data:`ISOLATED_BATCH` dispatches; the units of one dispatch
+    each come last, so they even out the ends. Only where each item runs changes, never
+    whether: every item runs, and its verdict comes from this run. Deterministic."""
+    known = [item for item in items if (item.job.spirv, item.job.bindings) in died]
+    rest = [item for item in items if (item.job.spirv, item.job.bindings) not in died]
+    units_wanted = max(processes, UNITS_PER_PROCESS * processes - len(known))
+    size = max(1, min(ISOLATED_BATCH, -(-len(rest) // units_wanted)))
+    return work_units(rest, size) + [[item] for item in known]
 
 
 #: A unit of isolated work and its answers, in order.
