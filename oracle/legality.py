@@ -47,22 +47,25 @@ def violations(program: Program, target: str, runtime: str, state: MachineState 
 
     Order: program structure, then the instruction's rules (so a defect of the instruction is
     named before the declaration defect it implies), then declarations."""
-    spec = spec or load_default()
-    ctx = context(spec, target, runtime)
-    found: list[LegalityRule] = []
-    found.extend(_program_violations(program, spec))
-    for instruction in program.instructions:
-        if instruction.name in spec.instructions:
-            found.extend(_instruction_violations(instruction, program, ctx, state, spec))
-    found.extend(_declaration_violations(program, ctx, spec))
-    return found
+    return list(_violations(program, target, runtime, state, spec))
 
 
 def first_violation(program: Program, target: str, runtime: str,
                     state: MachineState | None = None, spec: Spec | None = None
                     ) -> LegalityRule | None:
-    broken = violations(program, target, runtime, state, spec)
-    return broken[0] if broken else None
+    """The first rule of `violations`, the rules after it left unchecked."""
+    return next(_violations(program, target, runtime, state, spec), None)
+
+
+def _violations(program: Program, target: str, runtime: str, state: MachineState | None,
+                spec: Spec | None) -> Iterator[LegalityRule]:
+    spec = spec or load_default()
+    ctx = context(spec, target, runtime)
+    yield from _program_violations(program, spec)
+    for instruction in program.instructions:
+        if instruction.name in spec.instructions:
+            yield from _instruction_violations(instruction, program, ctx, state, spec)
+    yield from _declaration_violations(program, ctx, spec)
 
 
 def _rule(spec: Spec, rule_id: str) -> LegalityRule:

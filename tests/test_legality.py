@@ -474,6 +474,16 @@ def test_execute_reports_the_first_rule() -> None:
     assert first is not None and first.id == result.rule
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if len(c[4]) > 1], ids=lambda c: c[0])
+def test_the_first_violation_heads_the_list(
+        case: tuple[str, str, str, list[str], list[str], str]) -> None:
+    """`first_violation` stops at the first broken rule (the conformance run's check); it must
+    be the one the full list names first, whatever part of the program breaks the later ones."""
+    _, target, runtime, lines, expected, _ = case
+    first = first_violation(parse_program(lines), target, runtime)
+    assert first is not None and first.id == expected[0]
+
+
 def test_every_rule_reported_has_a_case() -> None:
     """Every expression and declaration rule of the spec is broken by some hand case: the cases
     of this file, or a rejected case of an instruction's hand file (tests/hand/)."""
