@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from sm5.conformance.compare import FAILING, Verdict, judge, verdict_without_running
+from sm5.conformance.d3d11 import adapter as d3d11_adapter
 from sm5.conformance.d3d11.adapter import (
     CAPABILITIES,
     MAX_TGSM_WORDS,
@@ -334,15 +335,36 @@ def test_out_of_bounds_tgsm_runs_in_the_quarantine(adapter: D3D11Runner) -> None
 
 
 def test_a_runner_that_hangs_is_killed_and_replaced(tmp_path: Path) -> None:
+    """A time-out in the main process is tried once more in a fresh runner process with four
+    times the limit; only the second time-out is the verdict, naming both limits."""
     impl = _create()
     try:
         impl._main.timeout = 0.001  # no reply can come that fast: the wait times out
         result = impl.run(NULL_VIEW)
-        assert result == Result.timeout("process timed out after 0.001 s")
+        assert result == Result.timeout("process timed out after 0.001 s, and again after "
+                                        "0.004 s in a fresh runner process")
+        assert impl._main.starts == 2 and impl.retried == 1
+        assert impl._main.timeout == 0.001  # the longer limit was for the retry alone
         impl._main.timeout = 60
         again = impl.run(NULL_VIEW)
         assert again.status == "state", again.reason
-        assert impl._main.starts == 2
+        assert impl._main.starts == 3 and impl.retried == 1
+    finally:
+        impl.close()
+
+
+def test_a_time_out_that_does_not_come_back_is_not_the_verdict(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A vector whose first wait times out (a busy machine) and whose retry in a fresh runner
+    process answers gets the retry's result: the machine's load does not decide a verdict."""
+    monkeypatch.setattr(d3d11_adapter, "RETRY_TIMEOUT_FACTOR", 60_000.0)  # 0.001 s -> 60 s
+    impl = _create()
+    try:
+        impl._main.timeout = 0.001
+        result = impl.run(NULL_VIEW)
+        assert result.status == "state", result.reason
+        assert result.state is not None and result.state["r1"] == [0, 9, 9, 9]
+        assert impl._main.starts == 2 and impl.retried == 1
     finally:
         impl.close()
 

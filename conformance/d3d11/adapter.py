@@ -20,6 +20,10 @@ Names: ``d3d11`` (Wine's OpenGL renderer, or Windows' hardware device), ``d3d11:
   can crash or hang the process. Instances the oracle says leave shared memory undefined run in
   a second runner process (the *quarantine*), restarted after each crash or time-out; every
   other vector runs in the main process, which therefore never sees such an access.
+* **Time-outs.** No vector of the main process is expected to hang, so when one times out
+  (a busy machine, or a stall of the driver that does not come back) it is tried once more in
+  a fresh runner process with :data:`RETRY_TIMEOUT_FACTOR` times the limit: only a second
+  time-out is its verdict, so the load of the machine does not decide one.
 * **Unsupported.** What a compute harness cannot express (helper invocations), a program using
   doubles on a device without double support (Wine 8.0), a UAV slot beyond the feature level,
   a hidden counter starting at 0xffffffff (D3D11's "keep the count" initial count), and under
@@ -50,6 +54,9 @@ CAPABILITIES: frozenset[str] = frozenset({"executes"})
 ISOLATED_OUTCOME = "tgsm_undefined"
 #: A quarantined vector may hang (huge g# indices): a shorter wait than the main process's.
 ISOLATED_TIMEOUT_S = 20.0
+#: A vector of the main process that times out is tried once more in a fresh runner process,
+#: with this many times the limit, before the time-out is its verdict (see `run_record`).
+RETRY_TIMEOUT_FACTOR = 4.0
 #: Shared-memory words the harness copies in and out at most under Wine: it copies g# four words
 #: per instruction, so a g# total at the 32 KB limit (8192 words) makes a shader of thousands of
 #: instructions that Mesa takes minutes to compile (as for the vkd3d adapter). Such vectors are
@@ -95,6 +102,8 @@ class D3D11Runner:
         self._main = RunnerProcess(host, timeout=timeout, args=args)
         self._quarantine = RunnerProcess(host, timeout=isolated_timeout, args=args)
         self.isolated_runs = 0
+        #: Vectors of the main process that timed out and were tried again (see `run_record`).
+        self.retried = 0
 
     @property
     def device(self) -> str:
@@ -121,19 +130,39 @@ class D3D11Runner:
         return self.run_record(record, isolated=needs_isolation(vector))
 
     def run_record(self, record: Record, *, isolated: bool) -> Result:
+        """The record's result; a time-out in the main process is tried once more in a fresh
+        runner process (the one that timed out was killed) with a longer limit, and only a
+        second time-out is the verdict, naming both limits."""
         process = self._quarantine if isolated else self._main
         self.isolated_runs += isolated
         try:
             reply = process.ask(record)
         except RunnerFailed as exc:
-            return {"crash": Result.crash, "timeout": Result.timeout}.get(
-                exc.kind, Result.error)(exc.reason)
+            if exc.kind != "timeout" or isolated:
+                return _failed(exc)
+            self.retried += 1
+            limit = process.timeout
+            process.timeout = limit * RETRY_TIMEOUT_FACTOR
+            try:
+                reply = process.ask(record)
+            except RunnerFailed as again:
+                if again.kind != "timeout":
+                    return _failed(again)
+                return Result.timeout(f"{exc.reason}, and again after "
+                                      f"{process.timeout:g} s in a fresh runner process")
+            finally:
+                process.timeout = limit
         return result_of(record, reply)
 
     def close(self) -> None:
         self._main.close()
         self._quarantine.close()
         self.host.close()
+
+
+def _failed(exc: RunnerFailed) -> Result:
+    return {"crash": Result.crash, "timeout": Result.timeout}.get(exc.kind, Result.error)(
+        exc.reason)
 
 
 class TargetUnavailable(Sm5Error):
