@@ -73,6 +73,14 @@ class Result:
     def timeout(cls, reason: str) -> Result:
         return cls("timeout", None, reason)
 
+    @classmethod
+    def failed(cls, kind: str, reason: str) -> Result:
+        """A run that gave no answer: ``crash`` or ``timeout`` as ``kind`` says, any other
+        kind an ``error``."""
+        status: Status = "crash" if kind == "crash" else "timeout" if kind == "timeout" \
+            else "error"
+        return cls(status, None, reason)
+
 
 @runtime_checkable
 class Implementation(Protocol):

@@ -121,3 +121,9 @@ def test_sm5_mutants_on_the_hand_picked_cases(cases: Path, tmp_path: Path,
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["mutants"]["dmovc_float_compare"]["killing_vectors"] == [
         "dmovc/cond/negative_zero_is_true"]
+
+
+def test_a_failed_run_is_a_crash_a_time_out_or_an_error() -> None:
+    assert Result.failed("crash", "signal 11") == Result("crash", None, "signal 11")
+    assert Result.failed("timeout", "after 30 s") == Result("timeout", None, "after 30 s")
+    assert Result.failed("garbled", "no JSON") == Result("error", None, "no JSON")

@@ -23,6 +23,7 @@ from sm5.conformance.expectations import load_expectations
 from sm5.conformance.guards import without_guards
 from sm5.conformance.run import iter_selected, run_vector, run_vectors, vector_files
 from sm5.conformance.vkd3d.adapter import (
+    CAPABILITIES,
     EXPECTATIONS_FILE,
     ISOLATED_BATCH,
     MAX_COMPILED,
@@ -31,12 +32,13 @@ from sm5.conformance.vkd3d.adapter import (
     TargetUnavailable,
     Vkd3dLavapipe,
     create,
+    dispatch_key,
     isolation_units,
     work_units,
 )
 from sm5.conformance.vkd3d.child import ChildFailed, IsolatedRunner, Job, Reply
 from sm5.conformance.vkd3d.vulkan_runner import BufferBinding, RunOutput
-from sm5.oracle.asm import parse_program
+from sm5.oracle.asm import parse_program, parse_vector_program
 from sm5.oracle.dxbc import program_to_dxbc
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.harness import build_harness
@@ -190,7 +192,7 @@ def test_a_dispatch_that_died_last_time_is_a_unit_of_its_own() -> None:
     shaders = [b"a", b"b", b"a", b"c", b"a", b"b", b"d", b"e", b"e", b"e", b"e", b"e"]
     items = [IsolatedItem(i, None, Job(s, (BufferBinding(0, (i,)),)), "")  # type: ignore[arg-type]
              for i, s in enumerate(shaders)]
-    died = {(items[i].job.spirv, items[i].job.bindings): None for i in (2, 7)}
+    died = {dispatch_key(items[i].job): None for i in (2, 7)}
     units = isolation_units(items, died, processes=2)
     # the other 10 in 2 * 4 - 2 = 6 units wanted: 2 dispatches a unit, by shader
     assert [[i.index for i in unit] for unit in units] == [
@@ -239,10 +241,10 @@ def test_the_caches_hold_what_a_pass_over_the_golden_set_translates() -> None:
     expectations = load_expectations(EXPECTATIONS_FILE)
     programs = set()
     for _, _, vector in iter_selected(vector_files(None)):
-        if verdict_without_running(vector, expectations, frozenset({"executes"})) is not None:
+        if verdict_without_running(vector, expectations, CAPABILITIES) is not None:
             continue
         try:
-            program = parse_program(list(vector.program))
+            program = parse_vector_program(tuple(vector.program))
             harness = build_harness(program, state_from_json(without_guards(vector.state)),
                                     runtime=vector.runtime)
         except Sm5Error:

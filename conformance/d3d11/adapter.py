@@ -136,33 +136,25 @@ class D3D11Runner:
         process = self._quarantine if isolated else self._main
         self.isolated_runs += isolated
         try:
-            reply = process.ask(record)
+            return result_of(record, process.ask(record))
         except RunnerFailed as exc:
             if exc.kind != "timeout" or isolated:
-                return _failed(exc)
-            self.retried += 1
-            limit = process.timeout
-            process.timeout = limit * RETRY_TIMEOUT_FACTOR
-            try:
-                reply = process.ask(record)
-            except RunnerFailed as again:
-                if again.kind != "timeout":
-                    return _failed(again)
-                return Result.timeout(f"{exc.reason}, and again after "
-                                      f"{process.timeout:g} s in a fresh runner process")
-            finally:
-                process.timeout = limit
-        return result_of(record, reply)
+                return Result.failed(exc.kind, exc.reason)
+            first = exc
+        self.retried += 1
+        limit = process.timeout * RETRY_TIMEOUT_FACTOR
+        try:
+            return result_of(record, process.ask(record, timeout=limit))
+        except RunnerFailed as exc:
+            if exc.kind != "timeout":
+                return Result.failed(exc.kind, exc.reason)
+            return Result.timeout(f"{first.reason}, and again after {limit:g} s in a fresh "
+                                  "runner process")
 
     def close(self) -> None:
         self._main.close()
         self._quarantine.close()
         self.host.close()
-
-
-def _failed(exc: RunnerFailed) -> Result:
-    return {"crash": Result.crash, "timeout": Result.timeout}.get(exc.kind, Result.error)(
-        exc.reason)
 
 
 class TargetUnavailable(Sm5Error):

@@ -66,7 +66,8 @@ class RunnerProcess:
         self._lines: queue.Queue[bytes | None] = queue.Queue()
         self._stderr: IO[bytes] | None = None
 
-    def ask(self, record: Record) -> Reply:
+    def ask(self, record: Record, timeout: float | None = None) -> Reply:
+        """The reply to ``record``, waited for ``timeout`` seconds (default: the process's)."""
         if self._proc is None:
             self._start()
         proc = self._proc
@@ -76,7 +77,7 @@ class RunnerProcess:
             proc.stdin.flush()
         except OSError:
             raise RunnerFailed(self._died()) from None
-        line = self._next_line(self.timeout)
+        line = self._next_line(self.timeout if timeout is None else timeout)
         try:
             reply = parse_reply(line, f"runner reply to {record.vector_id}")
         except StreamError as exc:

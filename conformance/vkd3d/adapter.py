@@ -116,7 +116,7 @@ UNITS_PER_PROCESS = 4
 #: Isolation processes an adapter runs side by side at most (one per CPU up to this).
 MAX_ISOLATION_PROCESSES = 4
 #: Pipelines the lavapipe runner keeps (llvmpipe's compiled code; Mesa's disk cache backs it):
-#: about 150 KB each (the whole golden set's 6,469 held: 1.35 GB resident at the most).
+#: about 150 KB each (the whole golden set's 6,469 held: about 1.3 GB resident at the most).
 MAX_PIPELINES = 16384
 #: Isolated dispatches remembered as having died first in a fresh child (see `run_batch`).
 MAX_REMEMBERED_DEATHS = 4096
@@ -266,8 +266,8 @@ class Vkd3dLavapipe:
         self._running: list[Future[list[Done]]] = []
         self._compile_seconds: dict[bytes, float] = {}
         self._compiled: OrderedDict[Program, Compiled | Result] = OrderedDict()
-        #: Isolated dispatches (shader and buffers) whose last run killed a fresh child.
-        self._died: OrderedDict[tuple[bytes, tuple[BufferBinding, ...]], None] = OrderedDict()
+        #: Isolated dispatches whose last run killed a fresh child.
+        self._died: OrderedDict[DispatchKey, None] = OrderedDict()
         self.isolated_runs = 0
 
     # ----------------------------------------------------------------- public
@@ -309,9 +309,8 @@ class Vkd3dLavapipe:
                 self._remember(item.job, died=isinstance(answer, ChildFailed)
                                and answer.kind in DEATHS)
                 if isinstance(answer, ChildFailed):
-                    broken = {"crash": Result.crash, "timeout": Result.timeout}.get(
-                        answer.kind, Result.error)
-                    results[item.index] = broken(f"{answer.reason} ({item.why})")
+                    results[item.index] = Result.failed(answer.kind,
+                                                        f"{answer.reason} ({item.why})")
                 else:
                     results[item.index] = self._result(item.prepared, answer)
         return [r if r is not None else Result.error("the vector was not run") for r in results]
@@ -320,7 +319,7 @@ class Vkd3dLavapipe:
         """Note how an isolated dispatch ended: one that died first in a fresh child
         (`IsolatedRunner.run_batch` gives no other death as a verdict) runs in a child of its
         own the next time (`isolation_units`)."""
-        key = (job.spirv, job.bindings)
+        key = dispatch_key(job)
         if not died:
             self._died.pop(key, None)
             return
@@ -559,8 +558,15 @@ def _answer(answer: list[RunOutput] | Exception) -> list[RunOutput] | Result:
 DEATHS = frozenset({"crash", "timeout"})
 
 
-def isolation_units(items: Sequence[IsolatedItem],
-                    died: Mapping[tuple[bytes, tuple[BufferBinding, ...]], object],
+#: What makes two isolated dispatches the same: the shader and the buffers.
+DispatchKey = tuple[bytes, tuple[BufferBinding, ...]]
+
+
+def dispatch_key(job: Job) -> DispatchKey:
+    return job.spirv, job.bindings
+
+
+def isolation_units(items: Sequence[IsolatedItem], died: Mapping[DispatchKey, object],
                     processes: int) -> list[list[IsolatedItem]]:
     """The units of work the isolation processes take ``items`` in. A dispatch (shader and
     buffers) in ``died`` killed a fresh child on its last run: it is a unit of its own, so it
@@ -570,8 +576,10 @@ def isolation_units(items: Sequence[IsolatedItem],
     together), with at most :data:`ISOLATED_BATCH` dispatches; the units of one dispatch
     each come last, so they even out the ends. Only where each item runs changes, never
     whether: every item runs, and its verdict comes from this run. Deterministic."""
-    known = [item for item in items if (item.job.spirv, item.job.bindings) in died]
-    rest = [item for item in items if (item.job.spirv, item.job.bindings) not in died]
+    known: list[IsolatedItem] = []
+    rest: list[IsolatedItem] = []
+    for item in items:
+        (known if dispatch_key(item.job) in died else rest).append(item)
     units_wanted = max(processes, UNITS_PER_PROCESS * processes - len(known))
     size = max(1, min(ISOLATED_BATCH, -(-len(rest) // units_wanted)))
     return work_units(rest, size) + [[item] for item in known]
