@@ -21,7 +21,6 @@ word at offset ``k`` from the view's first word (``k < 0`` before it, ``k >= siz
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from sm5.oracle.spec import Model, load_default
@@ -77,7 +76,7 @@ def guarded_state(state: Mapping[str, Any]) -> dict[str, Any]:
 
 def request_vector(vector: Vector) -> Vector:
     """The vector as an implementation receives it: its state with guard words."""
-    return replace(vector, state=guarded_state(vector.state))
+    return vector.with_state(guarded_state(vector.state))
 
 
 def guard_diffs(sent: Mapping[str, Any], observed: Mapping[str, Any]) -> tuple[str, ...]:

@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from sm5.conformance.collections_policy import young_collections_batched
 from sm5.conformance.compare import FAILING, VERDICTS, Verdict, judge, verdict_without_running
 from sm5.conformance.expectations import NONE, Expectations
 from sm5.conformance.guards import request_vector
@@ -310,10 +311,11 @@ def run(impl: Implementation, paths: Sequence[Path] | None = None,
         if require_used and expectations.entries:
             expectations.require_used(v for _, _, v in iter_selected(files))
         selected = (vector for _, _, vector in iter_selected(files, shard, select))
-        for vector, verdict in run_vectors(impl, selected, expectations):
-            report.add(vector.id, verdict)
-            if progress is not None:
-                progress(vector.id, verdict)
+        with young_collections_batched():
+            for vector, verdict in run_vectors(impl, selected, expectations):
+                report.add(vector.id, verdict)
+                if progress is not None:
+                    progress(vector.id, verdict)
     finally:
         if isinstance(impl, Closeable):
             impl.close()

@@ -23,10 +23,10 @@ F64_LANES = ("xy", "zw")
 
 def operand_named(spec: InstructionSpec, instruction: Instruction, name: str) -> Operand:
     """The instance's operand in the position the spec gives ``name``."""
-    for op_spec, op in zip(spec.operands, instruction.operands, strict=True):
-        if op_spec.name == name:
-            return op
-    raise ExecError(f"{spec.name} has no operand {name!r}")
+    try:
+        return instruction.operands[spec.operand_positions[name]]
+    except (KeyError, IndexError):
+        raise ExecError(f"{spec.name} has no operand {name!r}") from None
 
 
 def resource_of(state: MachineState, op: Operand) -> Resource:
@@ -65,11 +65,12 @@ def gather(spec: InstructionSpec, instruction: Instruction, state: MachineState,
     semantics = spec.semantics
     inputs: dict[str, Value] = {}
     deferred = []
+    read: dict[str, tuple[int, int, int, int]] = {}  # each source operand's components, once
     for item in semantics.inputs:
         if item.source.kind == "memory":
             deferred.append(item)
             continue
-        inputs[item.name] = _read(item.source, spec, instruction, state, lane)
+        inputs[item.name] = _read(item.source, spec, instruction, state, lane, read)
     for item in deferred:
         inputs[item.name] = memory_word(semantics, inputs, resource_of(
             state, operand_named(spec, instruction, item.source.operand)))
@@ -85,7 +86,7 @@ def memory_word(semantics: Semantics, inputs: Mapping[str, Value], res: Resource
 
 
 def _read(binding: Binding, spec: InstructionSpec, instruction: Instruction,
-          state: MachineState, lane: int) -> Value:
+          state: MachineState, lane: int, read: dict[str, tuple[int, int, int, int]]) -> Value:
     kind = binding.kind
     if kind == "constant":
         return binding.value
@@ -94,12 +95,13 @@ def _read(binding: Binding, spec: InstructionSpec, instruction: Instruction,
     if kind == "invocation":
         return state.invocation
     op = operand_named(spec, instruction, binding.operand)
-    if kind == "operand":
-        component = lane if binding.component == LANE_COMPONENT else binding.component
-        return components(op, state)[component]
-    if kind == "lane":
-        values = components(op, state)
-        return join64(values[2 * lane], values[2 * lane + 1])
+    if kind in ("operand", "lane"):
+        values = read.get(binding.operand)
+        if values is None:
+            values = read[binding.operand] = components(op, state)
+        if kind == "lane":
+            return join64(values[2 * lane], values[2 * lane + 1])
+        return values[lane if binding.component == LANE_COMPONENT else binding.component]
     if kind == "modifier":
         return op.neg if binding.field == "neg" else op.abs
     if kind == "mask":

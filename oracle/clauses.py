@@ -27,7 +27,11 @@ def full_env(semantics: Semantics, inputs: Mapping[str, Value]) -> dict[str, Val
 
 def classify(spec: InstructionSpec, inputs: Mapping[str, Value]) -> tuple[Clause, ...]:
     """The clauses that fire, one per applicable group, in group order."""
-    env = full_env(spec.semantics, inputs)
+    return fired_in(spec, full_env(spec.semantics, inputs))
+
+
+def fired_in(spec: InstructionSpec, env: Mapping[str, Value]) -> tuple[Clause, ...]:
+    """`classify` on the inputs' full environment (`full_env`)."""
     fired: list[Clause] = []
     fired_ids: set[str] = set()
     for group in spec.semantics.groups:
@@ -39,7 +43,7 @@ def classify(spec: InstructionSpec, inputs: Mapping[str, Value]) -> tuple[Clause
         if len(hits) != 1:
             names = ", ".join(c.id for c in hits) or "none"
             raise ExecError(f"{spec.name}: group {group.id} must have exactly one clause firing, "
-                            f"got {names} for inputs {dict(inputs)}")
+                            f"got {names} for inputs {dict(env)}")
         fired.append(hits[0])
         fired_ids.add(hits[0].id)
     return tuple(fired)
@@ -58,7 +62,7 @@ def address_of(semantics: Semantics, inputs: Mapping[str, Value]) -> int:
         raise ExecError("the instruction has no address formula")
     env = dict(inputs)
     for derived in semantics.derived:
-        if all(n in env for n in derived.expr.names):
+        if derived.name not in env and all(n in env for n in derived.expr.names):
             env[derived.name] = derived.expr.evaluate(env)
     value = semantics.address.evaluate(env)
     if not isinstance(value, int) or isinstance(value, bool):

@@ -16,7 +16,6 @@ from sm5.oracle.program import Declaration, Instruction, Operand, Program
 from sm5.oracle.rules import Value
 from sm5.oracle.spec import (
     FLAG_FEATURE,
-    MEMORY_ALIAS,
     InstructionSpec,
     LegalityRule,
     OperandSpec,
@@ -62,10 +61,12 @@ def _violations(program: Program, target: str, runtime: str, state: MachineState
     spec = spec or load_default()
     ctx = context(spec, target, runtime)
     yield from _program_violations(program, spec)
+    features = {feature: has_feature(program, feature, ctx, spec)
+                for feature in spec.model.features}
     for instruction in program.instructions:
         if instruction.name in spec.instructions:
-            yield from _instruction_violations(instruction, program, ctx, state, spec)
-    yield from _declaration_violations(program, ctx, spec)
+            yield from _instruction_violations(instruction, program, ctx, state, spec, features)
+    yield from _declaration_violations(program, ctx, spec, features)
 
 
 def _rule(spec: Spec, rule_id: str) -> LegalityRule:
@@ -125,16 +126,12 @@ def _tgsm_total(program: Program, spec: Spec) -> int:
     return total
 
 
-def _program_env(program: Program, ctx: Context, spec: Spec) -> dict[str, Value]:
+def _program_env(program: Program, ctx: Context, spec: Spec, features: Mapping[str, bool]
+                 ) -> dict[str, Value]:
     """What every declaration rule of one program reads, computed once (per declaration it
     made the check quadratic in the program's length)."""
-    env: dict[str, Value] = {
-        "stage": ctx.stage, "model": ctx.model, "runtime": ctx.runtime,
-        "uav_slots": ctx.uav_slots, "tgsm_total": _tgsm_total(program, spec),
-    }
-    for feature in spec.model.features:
-        env[feature] = has_feature(program, feature, ctx, spec)
-    return env
+    return {"stage": ctx.stage, "model": ctx.model, "runtime": ctx.runtime,
+            "uav_slots": ctx.uav_slots, "tgsm_total": _tgsm_total(program, spec), **features}
 
 
 def _declaration_env(decl: Declaration, program_env: Mapping[str, Value], spec: Spec
@@ -150,10 +147,10 @@ def _declaration_env(decl: Declaration, program_env: Mapping[str, Value], spec: 
     return env
 
 
-def _declaration_violations(program: Program, ctx: Context, spec: Spec
-                            ) -> Iterator[LegalityRule]:
+def _declaration_violations(program: Program, ctx: Context, spec: Spec,
+                            features: Mapping[str, bool]) -> Iterator[LegalityRule]:
     reported: set[str] = set()
-    program_env = _program_env(program, ctx, spec)
+    program_env = _program_env(program, ctx, spec, features)
     for decl in program.declarations:
         if decl.name not in spec.declarations.declarations:
             continue
@@ -191,15 +188,15 @@ def has_feature(program: Program, feature: str, ctx: Context, spec: Spec) -> boo
 
 
 def instance_features(instruction: Instruction, program: Program, ctx: Context,
-                      state: MachineState | None, spec: Spec) -> dict[str, Value]:
-    """The variables legality rules read (see ``sm5.oracle.spec.instance_features``)."""
+                      state: MachineState | None, spec: Spec, features: Mapping[str, bool]
+                      ) -> dict[str, Value]:
+    """The variables legality rules read (see ``sm5.oracle.spec.instance_features``);
+    ``features`` are the program's (`has_feature`)."""
     ins = spec.instructions[instruction.name]
     env: dict[str, Value] = {
         "target": ctx.target, "stage": ctx.stage, "model": ctx.model, "runtime": ctx.runtime,
-        "sat": instruction.sat,
+        "sat": instruction.sat, **features,
     }
-    for feature in spec.model.features:
-        env[feature] = has_feature(program, feature, ctx, spec)
     for flag in ins.flags:
         env[FLAG_FEATURE + flag.name] = flag.name in instruction.flags
     for op_spec, op in zip(ins.operands, instruction.operands, strict=True):
@@ -209,17 +206,15 @@ def instance_features(instruction: Instruction, program: Program, ctx: Context,
         if state is not None and op.register in state.resources:
             fmt = state.resources[op.register].format
             counter = "absent" if state.resources[op.register].counter is None else "present"
-        values: dict[str, Value] = {
-            "file": op.file, "index": -1 if op.index is None else op.index,
-            "mask": op.components if op.selection == "mask" else "",
-            "swizzle": op.components if op.selection == "swizzle" else "",
-            "select": op.components if op.selection == "select" else "",
-            "neg": op.neg, "abs": op.abs, "kind": kind, "type": rtype, "format": fmt,
-            "counter": counter,
-        }
-        prefixes = [op_spec.name] + ([MEMORY_ALIAS] if op_spec.role == "memory" else [])
-        for prefix in prefixes:
-            env.update({f"{prefix}_{k}": v for k, v in values.items()})
+        selection = op.selection
+        values: tuple[Value, ...] = (  # in OPERAND_FEATURES order
+            op.file, -1 if op.index is None else op.index,
+            op.components if selection == "mask" else "",
+            op.components if selection == "swizzle" else "",
+            op.components if selection == "select" else "",
+            op.neg, op.abs, kind, rtype, fmt, counter)
+        for names in op_spec.feature_names:
+            env.update(zip(names, values, strict=True))
     return env
 
 
@@ -233,7 +228,7 @@ def _table_check(rule: LegalityRule, ins: InstructionSpec, instruction: Instruct
     if rule.check == "stage":
         return ctx.stage not in ins.availability.stages_for(ctx.runtime)
     assert rule.operand is not None
-    position = [o.name for o in ins.operands].index(rule.operand)
+    position = ins.operand_positions[rule.operand]
     op_spec: OperandSpec = ins.operands[position]
     op: Operand = instruction.operands[position]
     if rule.check == "file":
@@ -241,8 +236,7 @@ def _table_check(rule: LegalityRule, ins: InstructionSpec, instruction: Instruct
     if op.file not in op_spec.files:
         return False  # reported by the file rule; one defect, one rule
     if rule.check == "file_stage":
-        stages = {f.name: f.stages for f in spec.model.register_files}[op.file]
-        return ctx.stage not in stages
+        return ctx.stage not in spec.model.file_stages[op.file]
     if rule.check == "kind":
         kind, _ = declared_kind(program, op.register, spec)
         return bool(kind) and kind not in op_spec.kinds
@@ -258,7 +252,8 @@ def _table_check(rule: LegalityRule, ins: InstructionSpec, instruction: Instruct
 
 
 def _instruction_violations(instruction: Instruction, program: Program, ctx: Context,
-                            state: MachineState | None, spec: Spec) -> Iterator[LegalityRule]:
+                            state: MachineState | None, spec: Spec,
+                            features: Mapping[str, bool]) -> Iterator[LegalityRule]:
     ins = spec.instructions[instruction.name]
     if len(instruction.operands) != len(ins.operands):
         raise ExecError(f"{ins.name} takes {len(ins.operands)} operands, "
@@ -271,7 +266,7 @@ def _instruction_violations(instruction: Instruction, program: Program, ctx: Con
         if rule.check == "expr":
             assert rule.reject_if is not None
             if env is None:
-                env = instance_features(instruction, program, ctx, state, spec)
+                env = instance_features(instruction, program, ctx, state, spec, features)
             if rule.reject_if.holds(env):
                 yield rule
         elif _table_check(rule, ins, instruction, program, ctx, spec):

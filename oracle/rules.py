@@ -1,7 +1,9 @@
 """The rule language: small condition expressions of the spec, parsed once, evaluated two ways.
 
 Expressions are parsed with :mod:`ast` and checked against a whitelist of node types at load time;
-nothing is ever passed to ``eval``. Integers are exact (no 32-bit wrap: the spec is mathematics).
+no text is ever passed to ``eval`` (the checked tree itself is compiled, see :func:`compile_tree`,
+with the tree walker :func:`evaluate` as its reference). Integers are exact (no 32-bit wrap: the
+spec is mathematics).
 The Python evaluator lives here; the z3 translator walks the same tree (``sm5.oracle.z3rules``), so
 the oracle and the proofs cannot read a rule differently.
 """
@@ -75,23 +77,18 @@ class Rule:
     tree: ast.expr
     names: frozenset[str]
 
-    def evaluate(self, env: Mapping[str, Value]) -> Value:
-        try:
-            return self._compiled(env)
-        except RecursionError:
-            raise RuleError(f"expression nested too deeply: {self.text[:60]!r}...") from None
-
     @functools.cached_property
-    def _compiled(self) -> Evaluator:
+    def evaluate(self) -> Evaluator:
+        """The rule's value in an environment: ``rule.evaluate(env)`` (compiled on first use)."""
         return compile_tree(self.tree, self.text)
 
     def __getstate__(self) -> dict[str, object]:
-        # The compiled closures are rebuilt on demand; they cannot be pickled.
-        return {k: v for k, v in self.__dict__.items() if k != "_compiled"}
+        # The compiled function is rebuilt on demand; it cannot be pickled.
+        return {k: v for k, v in self.__dict__.items() if k != "evaluate"}
 
     def holds(self, env: Mapping[str, Value]) -> bool:
         value = self.evaluate(env)
-        if not isinstance(value, bool):
+        if value.__class__ is not bool:
             raise RuleError(f"expression {self.text!r} gives {value!r}, not a truth value")
         return value
 
@@ -256,127 +253,146 @@ def evaluate(node: ast.expr, env: Mapping[str, Value], text: str) -> Value:
 
 
 def compile_tree(node: ast.expr, text: str) -> Evaluator:
-    """The whitelisted tree as nested closures, built once per rule.
+    """The whitelisted tree as a Python function, built once per rule.
 
-    Same values and same errors as :func:`evaluate` (the reference the tests compare it with),
-    without dispatching on node types at every evaluation: the oracle evaluates clause rules for
-    every vector. Nothing is passed to ``eval`` or ``compile``.
+    The tree is rewritten into the body of ``lambda env: ...`` and compiled from the tree itself
+    (never from text); the only names it can reach are ``env`` and the helpers bound below.
+    Where Python's own operators would read a value differently from the rule language (a
+    string or a boolean used as a number, anything but a boolean as a truth value), the value
+    passes through the same checks as in :func:`evaluate`. Whenever the function raises (a
+    missing variable, a division by zero, an order between a string and a number, ...), the
+    reference walker :func:`evaluate` evaluates the rule again and raises its exact error, so
+    both give the same values and the same errors (``tests/test_rules_compiled.py``).
     """
-    if isinstance(node, ast.Constant):
-        if not isinstance(node.value, bool | int | str):
-            raise RuleError(f"{text!r}: constant {node.value!r} is not allowed")
-        constant: Value = node.value
-        return lambda env: constant
-    if isinstance(node, ast.Name):
-        return _compile_name(node.id, text)
-    if isinstance(node, ast.BoolOp):
-        return _compile_boolop(isinstance(node.op, ast.And),
-                               tuple(compile_tree(v, text) for v in node.values), text)
-    if isinstance(node, ast.UnaryOp):
-        return _compile_unary(node.op, compile_tree(node.operand, text), text)
-    if isinstance(node, ast.BinOp):
-        return _compile_binop(node.op, compile_tree(node.left, text),
-                              compile_tree(node.right, text), text)
-    if isinstance(node, ast.Compare):
-        return _compile_compare(node, text)
-    if isinstance(node, ast.IfExp):
-        test, body, orelse = (compile_tree(n, text) for n in (node.test, node.body, node.orelse))
-        return lambda env: body(env) if _truth(test(env), text) else orelse(env)
-    if isinstance(node, ast.Call):
-        assert isinstance(node.func, ast.Name)
-        helper = node.func.id
-        args = tuple(compile_tree(a, text) for a in node.args)
-        return lambda env: _call(helper, [_integer(a(env), text) for a in args], text)
-    raise RuleError(f"{text!r}: cannot evaluate {type(node).__name__}")
+    try:
+        body = _Lowering(text).value(node)
+        arguments = ast.arguments(posonlyargs=[], args=[ast.arg("env")], kwonlyargs=[],
+                                  kw_defaults=[], defaults=[])
+        tree = ast.fix_missing_locations(ast.Expression(ast.Lambda(arguments, body)))
+        namespace: dict[str, object] = {"__builtins__": {}, **_LOWERED_HELPERS}
+        # Compiled from the tree, never from text; it can reach env and the helpers alone.
+        compiled = eval(compile(tree, "<rule>", "eval"), namespace)
+    except (RecursionError, MemoryError, SyntaxError):
+        compiled = None  # too deep for the compiler: the walker alone
 
-
-def _compile_name(name: str, text: str) -> Evaluator:
-    def load(env: Mapping[str, Value]) -> Value:
+    def reference(env: Mapping[str, Value]) -> Value:
         try:
-            return env[name]
-        except KeyError:
-            raise RuleError(f"{text!r}: variable {name!r} has no value") from None
-    return load
+            return evaluate(node, env, text)
+        except RecursionError:
+            raise RuleError(f"expression nested too deeply: {text[:60]!r}...") from None
+
+    if compiled is None:
+        return reference
+    fast: Evaluator = compiled
+
+    def rule(env: Mapping[str, Value]) -> Value:
+        try:
+            return fast(env)
+        except Exception:  # the reference walker names the error exactly
+            return reference(env)
+    return rule
 
 
-def _compile_boolop(conjunction: bool, parts: tuple[Evaluator, ...], text: str) -> Evaluator:
-    if conjunction:
-        def every(env: Mapping[str, Value]) -> Value:
-            return all(_truth(part(env), text) for part in parts)
-        return every
-
-    def some(env: Mapping[str, Value]) -> Value:
-        return any(_truth(part(env), text) for part in parts)
-    return some
+def _as_number(value: Value) -> int:
+    """A value used as a number, as :func:`evaluate` reads it (a string is an error)."""
+    if isinstance(value, str):
+        raise RuleError(f"{value!r} is not a number")
+    return int(value)
 
 
-def _compile_unary(op: ast.unaryop, operand: Evaluator, text: str) -> Evaluator:
-    if isinstance(op, ast.Not):
-        return lambda env: not _truth(operand(env), text)
-    if isinstance(op, ast.USub):
-        return lambda env: -_integer(operand(env), text)
-    return lambda env: ~_integer(operand(env), text)
+def _as_truth(value: Value) -> bool:
+    """A value used as a truth value, as :func:`evaluate` reads it (a string is an error)."""
+    if isinstance(value, str):
+        raise RuleError(f"{value!r} is not a truth value")
+    return bool(value)
 
 
-def _compile_binop(op: ast.operator, left: Evaluator, right: Evaluator, text: str) -> Evaluator:
-    apply = _BINOPS[type(op)]
-    divides = isinstance(op, ast.FloorDiv | ast.Mod)
-    shifts = isinstance(op, ast.LShift | ast.RShift)
-
-    def binop(env: Mapping[str, Value]) -> Value:
-        a = _integer(left(env), text)
-        b = _integer(right(env), text)
-        if divides and b == 0:
-            raise RuleError(f"{text!r}: division by zero")
-        if shifts and b < 0:
-            raise RuleError(f"{text!r}: negative shift count")
-        return apply(a, b)
-    return binop
+def _lowered_call(name: str, *args: int) -> Value:
+    return _apply(name, list(args), name)
 
 
-def _compile_compare(node: ast.Compare, text: str) -> Evaluator:
-    first = compile_tree(node.left, text)
-    # One step per operator: (membership?, positive?, members, comparison, right, equality?).
-    steps: list[tuple[bool, bool, tuple[Value, ...], Callable[[Value, Value], bool],
-                      Evaluator, bool]] = []
-    for op, right_node in zip(node.ops, node.comparators, strict=True):
-        if isinstance(op, ast.In | ast.NotIn):
-            assert isinstance(right_node, ast.Tuple)
-            members = tuple(compile_tree(e, text)({}) for e in right_node.elts)
-            steps.append((True, isinstance(op, ast.In), members, _CMPOPS[ast.Eq],
-                          first, False))
-        else:
-            steps.append((False, True, (), _CMPOPS[type(op)], compile_tree(right_node, text),
-                          isinstance(op, ast.Eq | ast.NotEq)))
+_LOWERED_HELPERS: Mapping[str, object] = {
+    "_number": _as_number, "_truth": _as_truth, "_call": _lowered_call, "_i32": as_i32,
+    "_min": min, "_max": max, "_int": int, "_bool": bool,
+}
 
-    if len(steps) == 1 and not steps[0][0]:
-        _, _, _, cmp1, right1, equality1 = steps[0]
 
-        def compare_once(env: Mapping[str, Value]) -> Value:  # the common case: a < b
-            left_value, right_value = first(env), right1(env)
-            if isinstance(left_value, str) != isinstance(right_value, str) and not equality1:
-                raise RuleError(f"{text!r}: cannot order {left_value!r} and {right_value!r}")
-            return cmp1(left_value, right_value)
-        return compare_once
+class _Lowering:
+    """Rewrites a whitelisted tree into a Python expression with the rule language's reading.
 
-    def compare(env: Mapping[str, Value]) -> Value:
-        left_value = first(env)
-        for membership, positive, members, cmp, right, equality in steps:
-            if membership:
-                ok = (left_value in members) == positive
-                right_value: Value = 0
-            else:
-                right_value = right(env)
-                if isinstance(left_value, str) != isinstance(right_value, str) and \
-                        not equality:
-                    raise RuleError(f"{text!r}: cannot order {left_value!r} and "
-                                    f"{right_value!r}")
-                ok = cmp(left_value, right_value)
-            if not ok:
-                return False
-            left_value = right_value
-        return True
-    return compare
+    Three contexts: a *value* (as it is), a *number* (an int, never a bool or a string) and a
+    *truth* (a bool). A node known to give the context's type is left alone; anything else is
+    checked inline for the common case (``type(v) is int``) and by a helper otherwise.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def value(self, node: ast.expr) -> ast.expr:
+        if isinstance(node, ast.Constant):
+            return ast.Constant(node.value)
+        if isinstance(node, ast.Name):
+            return self._load(node.id)
+        if isinstance(node, ast.BoolOp):
+            return ast.BoolOp(op=node.op, values=[self.truth(v) for v in node.values])
+        if isinstance(node, ast.UnaryOp):
+            if isinstance(node.op, ast.Not):
+                return ast.UnaryOp(op=ast.Not(), operand=self.truth(node.operand))
+            return ast.UnaryOp(op=node.op, operand=self.number(node.operand))
+        if isinstance(node, ast.BinOp):
+            return ast.BinOp(left=self.number(node.left), op=node.op,
+                             right=self.number(node.right))
+        if isinstance(node, ast.Compare):
+            comparators = [ast.Tuple(elts=[self.value(e) for e in c.elts], ctx=ast.Load())
+                           if isinstance(c, ast.Tuple) else self.value(c)
+                           for c in node.comparators]
+            return ast.Compare(left=self.value(node.left), ops=node.ops,
+                               comparators=comparators)
+        if isinstance(node, ast.IfExp):
+            return ast.IfExp(test=self.truth(node.test), body=self.value(node.body),
+                             orelse=self.value(node.orelse))
+        if isinstance(node, ast.Call):
+            assert isinstance(node.func, ast.Name)
+            args = [self.number(a) for a in node.args]
+            name = node.func.id
+            if name in ("min", "max", "i32"):
+                return ast.Call(func=ast.Name(f"_{name}", ast.Load()), args=args, keywords=[])
+            return ast.Call(func=ast.Name("_call", ast.Load()),
+                            args=[ast.Constant(name), *args], keywords=[])
+        raise RuleError(f"{self.text!r}: cannot evaluate {type(node).__name__}")
+
+    def number(self, node: ast.expr) -> ast.expr:
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return ast.Constant(node.value)
+        if isinstance(node, ast.BinOp) or (
+                isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not)) or (
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("min", "max", "i32")):
+            return self.value(node)
+        return self._checked(self.value(node), int, "_number")
+
+    def truth(self, node: ast.expr) -> ast.expr:
+        if isinstance(node, ast.Compare | ast.BoolOp) or (
+                isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)) or (
+                isinstance(node, ast.Constant) and type(node.value) is bool):
+            return self.value(node)
+        return self._checked(self.value(node), bool, "_truth")
+
+    @staticmethod
+    def _load(name: str) -> ast.expr:
+        return ast.Subscript(value=ast.Name("env", ast.Load()), slice=ast.Constant(name),
+                             ctx=ast.Load())
+
+    @staticmethod
+    def _checked(expr: ast.expr, kind: type, helper: str) -> ast.expr:
+        """``(_v if type(_v := expr) is kind else helper(_v))``: no call in the common case."""
+        held = ast.NamedExpr(target=ast.Name("_v", ast.Store()), value=expr)
+        test = ast.Compare(left=ast.Attribute(value=held, attr="__class__", ctx=ast.Load()),
+                           ops=[ast.Is()], comparators=[ast.Name(f"_{kind.__name__}",
+                                                                 ast.Load())])
+        return ast.IfExp(test=test, body=ast.Name("_v", ast.Load()),
+                         orelse=ast.Call(func=ast.Name(helper, ast.Load()),
+                                         args=[ast.Name("_v", ast.Load())], keywords=[]))
 
 
 def _apply(name: str, args: list[int], text: str) -> Value:

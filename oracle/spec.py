@@ -150,10 +150,19 @@ class Model:
             Target(f"{prefix[stage]}_{m.model // 10}_{m.model % 10}", stage, m.model)
             for m in self.shader_models for stage in m.stages)
 
+    @cached_property
+    def _targets_by_name(self) -> Mapping[str, Target]:
+        return {t.name: t for t in self.targets}
+
+    @cached_property
+    def file_stages(self) -> Mapping[str, tuple[str, ...]]:
+        """The stages each register file exists in, by file name."""
+        return {f.name: f.stages for f in self.register_files}
+
     def target(self, name: str) -> Target:
-        for target in self.targets:
-            if target.name == name:
-                return target
+        found = self._targets_by_name.get(name)
+        if found is not None:
+            return found
         raise SpecError(f"unknown target {name!r}; expected one of "
                         f"{', '.join(t.name for t in self.targets)}")
 
@@ -191,6 +200,14 @@ class OperandSpec:
     swizzles: tuple[str, ...]
     modifiers: tuple[str, ...]
     source: SourceRef
+
+    @cached_property
+    def feature_names(self) -> tuple[tuple[str, ...], ...]:
+        """The legality variables of this operand (:data:`OPERAND_FEATURES` order): under its
+        name, and a memory operand's also under :data:`MEMORY_ALIAS`."""
+        prefixes = (self.name, MEMORY_ALIAS) if self.role == "memory" else (self.name,)
+        return tuple(tuple(f"{prefix}_{suffix}" for suffix in OPERAND_FEATURES)
+                     for prefix in prefixes)
 
 
 @dataclass(frozen=True)
@@ -442,10 +459,12 @@ class InstructionSpec:
         raise KeyError(clause_id)
 
     def operand(self, name: str) -> OperandSpec:
-        for operand in self.operands:
-            if operand.name == name:
-                return operand
-        raise KeyError(name)
+        return self.operands[self.operand_positions[name]]
+
+    @cached_property
+    def operand_positions(self) -> Mapping[str, int]:
+        """Each operand's position in the instance, by name."""
+        return {operand.name: k for k, operand in enumerate(self.operands)}
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ request does not have, fails the vector and names the words."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,12 @@ def test_missing_guards_and_extra_registers_fail() -> None:
     short = {**sent, "u0": {**sent["u0"], "guard": {"before": [], "after": []}}}
     assert len(guard_diffs(sent, short)) == 2
     assert judge(PAST_END, Result.of_state(sent), request=sent).status == "pass"
+
+
+def test_a_request_differs_from_its_vector_in_the_state_alone() -> None:
+    sent = request_vector(PAST_END)
+    assert sent == dataclasses.replace(PAST_END, state=guarded_state(PAST_END.state))
+    assert sent.to_json() == {**PAST_END.to_json(), "state": guarded_state(PAST_END.state)}
 
 
 def test_the_oracle_and_the_naive_translator_keep_the_guards() -> None:

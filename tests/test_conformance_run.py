@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import sys
@@ -11,6 +12,7 @@ import pytest
 from conformance_cases import all_vectors, write_vectors
 
 from sm5.cli import main
+from sm5.conformance.collections_policy import YOUNG_THRESHOLD
 from sm5.conformance.implementations import ImplementationError, Unavailable, resolve
 from sm5.conformance.interface import Result
 from sm5.conformance.mutants import MUTANTS
@@ -68,6 +70,40 @@ def test_an_exception_in_run_fails_that_vector_and_the_run_goes_on(cases: Path) 
     assert report.counts()["not-applicable"] == len(VECTORS) - len(executable)
     assert report.verdicts[executable[0].id].reason == \
         "the implementation raised ZeroDivisionError: oops"
+
+
+class Observing:
+    """Answers like the oracle and notes the collector's thresholds while it runs."""
+
+    name = "observing"
+    capabilities = frozenset({"executes", "validates"})
+
+    def __init__(self) -> None:
+        self.oracle = OracleImplementation()
+        self.thresholds: set[tuple[int, int, int]] = set()
+
+    def run(self, vector: Vector) -> Result:
+        self.thresholds.add(gc.get_threshold())
+        return self.oracle.run(vector)
+
+
+def test_a_run_collects_young_objects_in_batches_and_restores_the_thresholds(
+        cases: Path) -> None:
+    before = gc.get_threshold()
+    impl = Observing()
+    report = run(impl, [cases])
+    assert not report.failed
+    (during,) = impl.thresholds
+    assert during == (max(YOUNG_THRESHOLD, before[0]), *before[1:])
+    assert gc.get_threshold() == before
+
+
+def test_the_thresholds_come_back_when_a_run_fails(tmp_path: Path) -> None:
+    before = gc.get_threshold()
+    path = write_vectors(tmp_path / "dup.jsonl", [VECTORS[0], VECTORS[0]])
+    with pytest.raises(VectorError):
+        run(OracleImplementation(), [path])
+    assert gc.get_threshold() == before
 
 
 def create_raising() -> Raising:

@@ -70,6 +70,17 @@ def test_every_spec_rule_agrees_on_random_environments() -> None:
     ("i32(a) + i32(b)", {"a": 0xFFFFFFFF, "b": 0x80000000}, -(2**31) - 1),
     ("s == 'g' and t != 'u'", {"s": "g", "t": "u"}, False),
     ("a", {"a": "text"}, "text"),
+    # Python's own operators would keep a bool, or pass an operand through: the rule language
+    # gives a number, a truth value.
+    ("a & b", {"a": True, "b": True}, 1),
+    ("a | b", {"a": True, "b": False}, 1),
+    ("-a", {"a": True}, -1),
+    ("a and b", {"a": 2, "b": 3}, True),
+    ("a or b", {"a": 0, "b": 5}, True),
+    ("not a", {"a": 7}, False),
+    ("min(a, 2)", {"a": True}, 1),
+    ("x if c else y", {"x": 1, "y": 2, "c": 4}, 1),
+    ("(a < b) + (c == d)", {"a": 1, "b": 2, "c": 3, "d": 3}, 2),
 ])
 def test_values(text: str, env: dict[str, Value], expected: Value) -> None:
     rule = parse_rule(text, where="test")
@@ -89,6 +100,12 @@ def test_values(text: str, env: dict[str, Value], expected: Value) -> None:
     ("not a", {"a": "u"}, "'u' is not a truth value"),
     ("a and b", {"a": 1, "b": "u"}, "'u' is not a truth value"),
     ("x if c else y", {"x": 1, "y": 2, "c": "u"}, "'u' is not a truth value"),
+    ("a + b", {"a": "u", "b": "g"}, "'u' is not a number"),
+    ("a * 2", {"a": "u"}, "'u' is not a number"),
+    ("a % b", {"a": "u", "b": 2}, "'u' is not a number"),
+    ("min(a, b)", {"a": "u", "b": "g"}, "'u' is not a number"),
+    ("i32(a)", {"a": "u"}, "'u' is not a number"),
+    ("f64_is_nan(a)", {"a": -1}, "takes 64-bit patterns"),
 ])
 def test_errors(text: str, env: dict[str, Value], message: str) -> None:
     rule = parse_rule(text, where="test")

@@ -63,6 +63,12 @@ class Vector:
     reason: str = ""
     provenance: Mapping[str, Any] | None = field(default=None)
 
+    def with_state(self, state: Mapping[str, Any]) -> Vector:
+        """The same vector with another state (``dataclasses.replace`` costs several times
+        more, and a run makes one per vector)."""
+        return Vector(self.id, self.program, self.target, self.runtime, state, self.expect,
+                      self.clauses, self.flags, self.reason, self.provenance)
+
     @property
     def rejected(self) -> bool:
         return list(self.expect.get("outcomes", ())) == ["rejected"]

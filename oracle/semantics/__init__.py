@@ -18,7 +18,7 @@ from sm5.oracle.bindings import (
     operand_named,
     resource_of,
 )
-from sm5.oracle.clauses import address_of, classify, full_env, outcomes_of
+from sm5.oracle.clauses import address_of, fired_in, full_env, outcomes_of
 from sm5.oracle.errors import ExecError
 from sm5.oracle.operands import components
 from sm5.oracle.program import COMPONENTS, Instruction, Program
@@ -50,15 +50,16 @@ def run_instruction(instruction: Instruction, program: Program, state: MachineSt
     """The expected result of one legal instance, with the clauses that fired."""
     draft = Draft.of(state)
     for lane in lanes_of(spec, instruction):
-        inputs = gather(spec, instruction, state, lane)
-        fired = classify(spec, inputs)
+        env = full_env(spec.semantics, gather(spec, instruction, state, lane))
+        fired = fired_in(spec, env)
         draft.fired.extend(fired)
-        _apply(spec, model, instruction, state, draft, inputs, fired, lane)
+        _apply(spec, model, instruction, state, draft, env, fired, lane)
     return draft.finish()
 
 
 def _apply(spec: InstructionSpec, model: Model, instruction: Instruction, state: MachineState,
-           draft: Draft, inputs: dict[str, Value], fired: tuple[Clause, ...], lane: int) -> None:
+           draft: Draft, env: dict[str, Value], fired: tuple[Clause, ...], lane: int) -> None:
+    """Each outcome of the fired clauses on the draft; ``env`` is the lane's `full_env`."""
     outcomes = {o.name: o for o in model.outcomes}
     names = outcomes_of(fired)
     semantics = spec.semantics
@@ -67,11 +68,11 @@ def _apply(spec: InstructionSpec, model: Model, instruction: Instruction, state:
         outcome = outcomes[name]
         if outcome.effect == "exact" and outcome.scope == "instruction":
             if memory is not None:
-                _access(spec, model, instruction, state, draft, inputs, memory)
+                _access(spec, model, instruction, state, draft, env, memory)
             if semantics.result is not None:
-                _register_result(spec, instruction, draft, inputs, fired, lane)
+                _register_result(spec, instruction, draft, env, fired, lane)
             if semantics.counter is not None:
-                counter = int(full_env(semantics, inputs)[semantics.counter.value])
+                counter = int(env[semantics.counter.value])
                 if not 0 <= counter <= U32:
                     raise ExecError(f"{spec.name}: the counter value {counter} is not 32-bit")
                 draft.set_counter(
@@ -89,7 +90,7 @@ def _apply(spec: InstructionSpec, model: Model, instruction: Instruction, state:
             for register, component in _destination(spec, instruction, lane):
                 draft.set_component(register, component, value)
         elif outcome.effect == "constrained":
-            _register_result(spec, instruction, draft, inputs, fired, lane)
+            _register_result(spec, instruction, draft, env, fired, lane)
 
 
 def _destination(spec: InstructionSpec, instruction: Instruction, lane: int
@@ -108,28 +109,28 @@ def _destination(spec: InstructionSpec, instruction: Instruction, lane: int
 
 
 def _access(spec: InstructionSpec, model: Model, instruction: Instruction,
-            state: MachineState, draft: Draft, inputs: dict[str, Value],
+            state: MachineState, draft: Draft, env: dict[str, Value],
             memory: MemoryAccess) -> None:
     """The in-bounds access: read, write or read-modify-write at the address."""
     op = operand_named(spec, instruction, memory.operand)
     res = resource_of(state, op)
-    first = address_of(spec.semantics, inputs) // 4
+    first = address_of(spec.semantics, env) // 4
     if memory.mode == "write":
         assert memory.value is not None
         values = components(operand_named(spec, instruction, memory.value), state)
         count = (model.format_layouts[res.format].components if res.kind == "typed"
-                 else int(inputs["components"]))
+                 else int(env["components"]))
         for k in range(count):
             draft.write_word(op.register, first + k, values[k])
     elif memory.mode in ("rmw", "rmw_return"):
         assert memory.kernel is not None
-        new = memory.kernel.evaluate(full_env(spec.semantics, inputs))
+        new = memory.kernel.evaluate(env)
         if not isinstance(new, int) or isinstance(new, bool) or not 0 <= new <= U32:
             raise ExecError(f"{spec.name}: the kernel gave {new!r}, not a 32-bit word")
         draft.write_word(op.register, first, new)
         if memory.returns is not None:
             for register, component in _destination(spec, instruction, 0):
-                draft.set_component(register, component, int(inputs["old"]))
+                draft.set_component(register, component, int(env["old"]))
     elif res.kind == "typed":
         _read_window(spec, instruction, draft, op.components, _element(model, res, first))
     else:
@@ -157,12 +158,11 @@ def _read_window(spec: InstructionSpec, instruction: Instruction, draft: Draft, 
 
 
 def _register_result(spec: InstructionSpec, instruction: Instruction, draft: Draft,
-                     inputs: dict[str, Value], fired: tuple[Clause, ...], lane: int) -> None:
+                     env: dict[str, Value], fired: tuple[Clause, ...], lane: int) -> None:
     """Write the lane's value (a double after ``_sat``) or the acceptance form a fired clause
     names; an instruction without lanes writes its 32-bit value to every masked component."""
     semantics = spec.semantics
     assert semantics.result is not None
-    env = full_env(semantics, inputs)
     value = int(env[semantics.result.value])
     if semantics.lanes is None:
         # No lanes: one 32-bit value, received by every component of the write mask.
