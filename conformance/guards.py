@@ -21,6 +21,7 @@ word at offset ``k`` from the view's first word (``k < 0`` before it, ``k >= siz
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from sm5.oracle.spec import Model, load_default
@@ -41,11 +42,17 @@ def guard_length(resource: Mapping[str, Any]) -> int:
 
 
 def guard_words(resource: Mapping[str, Any]) -> dict[str, list[int]]:
-    """The guard of one view: ``{"before": [...], "after": [...]}``."""
-    n = guard_length(resource)
-    size = len(resource.get("data", ()))
-    return {"before": [(GUARD_BASE + k) & _U32 for k in range(-n, 0)],
-            "after": [(GUARD_BASE + k) & _U32 for k in range(size, size + n)]}
+    """The guard of one view: ``{"before": [...], "after": [...]}`` (fresh lists)."""
+    before, after = _guard_sides(guard_length(resource), len(resource.get("data", ())))
+    return {"before": list(before), "after": list(after)}
+
+
+@lru_cache(maxsize=1024)
+def _guard_sides(n: int, size: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The words before and after a view of ``size`` words, ``n`` on each side (views of the
+    same size recur across a run's requests)."""
+    return (tuple((GUARD_BASE + k) & _U32 for k in range(-n, 0)),
+            tuple((GUARD_BASE + k) & _U32 for k in range(size, size + n)))
 
 
 def guarded_files() -> frozenset[str]:
