@@ -52,8 +52,10 @@ def fired_in(spec: InstructionSpec, env: Mapping[str, Value]) -> tuple[Clause, .
 def outcomes_of(clauses: tuple[Clause, ...]) -> tuple[str, ...]:
     """The union of the clauses' outcomes in vocabulary order (spec/model.yaml ``outcomes``)."""
     union = {o for c in clauses for o in c.outcomes}
-    order = load_default().model.outcome_names
-    return tuple(o for o in order if o in union) + tuple(sorted(union - set(order)))
+    known = tuple(o for o in load_default().model.outcome_names if o in union)
+    if len(known) == len(union):  # every outcome is in the vocabulary (a loaded spec's are)
+        return known
+    return known + tuple(sorted(union.difference(known)))
 
 
 def address_of(semantics: Semantics, inputs: Mapping[str, Value]) -> int:

@@ -31,13 +31,8 @@ def components(op: Operand, state: MachineState) -> tuple[int, int, int, int]:
         reg = state.registers[op.register]
     except KeyError:
         raise ExecError(f"the state has no {op.register}") from None
-    letters = op.components or "xyzw"
-    if op.selection == "select":
-        letters = letters * 4
-    elif len(letters) < 4:
-        letters = letters + letters[-1] * (4 - len(letters))
-    picked = tuple(reg[COMPONENTS.index(c)] for c in letters[:4])
-    return (picked[0], picked[1], picked[2], picked[3])
+    a, b, c, d = op.read_order
+    return (reg[a], reg[b], reg[c], reg[d])
 
 
 def scalar(op: Operand, state: MachineState) -> int:

@@ -40,14 +40,30 @@ class Operand:
     neg: bool = False
     abs: bool = False
 
-    @property
+    # Derived views are cached in the instance's __dict__ (fields, equality and hashing are
+    # untouched): operands are shared by every program that parses the same line, and the
+    # checkers and the semantics ask for them per instance.
+
+    @cached_property
     def is_immediate(self) -> bool:
         return self.file in IMMEDIATE_BITS
 
-    @property
+    @cached_property
     def register(self) -> str:
         """The register name (``r3``, ``u0``) or the file for index-less operands."""
         return self.file if self.index is None else f"{self.file}{self.index}"
+
+    @cached_property
+    def read_order(self) -> tuple[int, int, int, int]:
+        """The register components a source reads, in order: its swizzle (a shorter one widened
+        by repeating its last letter), its selected component four times, or ``xyzw``."""
+        letters = self.components or COMPONENTS
+        if self.selection == "select":
+            letters = letters * 4
+        elif len(letters) < 4:
+            letters = letters + letters[-1] * (4 - len(letters))
+        a, b, c, d = (COMPONENTS.index(letter) for letter in letters[:4])
+        return (a, b, c, d)
 
 
 @dataclass(frozen=True)

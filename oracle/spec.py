@@ -135,6 +135,10 @@ class Model:
         """Every outcome name, in vocabulary order."""
         return tuple(o.name for o in self.outcomes)
 
+    @cached_property
+    def outcomes_by_name(self) -> Mapping[str, Outcome]:
+        return {o.name: o for o in self.outcomes}
+
     def outcomes_where(self, *, effect: str | None = None,
                        scopes: tuple[str, ...] | None = None) -> frozenset[str]:
         """The outcome names with that effect and/or in one of those scopes."""

@@ -60,7 +60,7 @@ def run_instruction(instruction: Instruction, program: Program, state: MachineSt
 def _apply(spec: InstructionSpec, model: Model, instruction: Instruction, state: MachineState,
            draft: Draft, env: dict[str, Value], fired: tuple[Clause, ...], lane: int) -> None:
     """Each outcome of the fired clauses on the draft; ``env`` is the lane's `full_env`."""
-    outcomes = {o.name: o for o in model.outcomes}
+    outcomes = model.outcomes_by_name
     names = outcomes_of(fired)
     semantics = spec.semantics
     memory = semantics.memory
