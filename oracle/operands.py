@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sm5.oracle.errors import ExecError
-from sm5.oracle.program import COMPONENTS, IMMEDIATE_BITS, Operand
+from sm5.oracle.program import IMMEDIATE_BITS, Operand
 from sm5.oracle.state import MachineState
 
 
