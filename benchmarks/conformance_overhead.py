@@ -13,9 +13,12 @@ empty caches:
 
 The spec is loaded once before timing (a run loads it once too). Prints the three times, the
 vectors per second of each and the two ratios; exits 1 when conformance / typed decode exceeds
-``--budget`` (default 2, the aim).
+``--budget`` (default 2, the aim). ``--parts`` then times one more conformance run with a timer
+around each part of its path (:data:`PARTS`) and prints where its time goes (the timers add a
+little time of their own, so that run is slower than the best one).
 
     python benchmarks/conformance_overhead.py [--vectors PATH ...] [--repeat 3] [--budget 2]
+                                              [--parts]
 """
 
 from __future__ import annotations
@@ -25,12 +28,17 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
+from sm5.conformance import oracle_impl
+from sm5.conformance import run as run_module
 from sm5.conformance.oracle_impl import OracleImplementation, clear_caches
 from sm5.conformance.run import run, vector_files
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.spec import load_default
 from sm5.oracle.state import expected_from_json, state_from_json
+from sm5.vectors import format as vector_format
 from sm5.vectors.format import read_file
 
 
@@ -66,6 +74,48 @@ def conform(files: Sequence[Path]) -> int:
     return len(report.verdicts)
 
 
+#: The parts of a conformance run timed by ``--parts``: (module, function, what it does).
+PARTS: tuple[tuple[ModuleType | type, str, str], ...] = (
+    (vector_format.Vector, "from_json", "checking each line's fields into a vector"),
+    (oracle_impl, "rejection", "legality"),
+    (oracle_impl, "run_instruction", "the instruction's semantics"),
+    (run_module, "judge_answer", "judging the answer"),
+    (oracle_impl, "state_from_json", "decoding the request's state (the oracle)"),
+    (run_module, "request_vector", "adding guard words to the request"),
+    (oracle_impl, "_check_shape", "checking the state's shape (the oracle)"),
+    (oracle_impl, "representative", "the oracle's representative answer"),
+    (run_module, "early_verdict", "deciding whether to send the vector"),
+    (oracle_impl, "guards_kept", "the oracle's guard words put back"),
+)
+
+
+def timed_parts(files: Sequence[Path]) -> tuple[float, dict[str, float]]:
+    """One conformance run with a timer around each of :data:`PARTS`: (its time, each part's)."""
+    spent = dict.fromkeys((what for _, _, what in PARTS), 0.0)
+    # The attribute as stored (a class keeps its classmethod), to be put back as it was.
+    originals = [(owner, name, vars(owner)[name]) for owner, name, _ in PARTS]
+
+    def timer(function: Callable[..., Any], what: str) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[what] += time.perf_counter() - start
+        timed.cache_clear = getattr(function, "cache_clear", None)  # type: ignore[attr-defined]
+        return timed
+
+    try:
+        for owner, name, what in PARTS:
+            setattr(owner, name, timer(getattr(owner, name), what))
+        start = time.perf_counter()
+        conform(files)
+        return time.perf_counter() - start, spent
+    finally:
+        for owner, name, stored in originals:
+            setattr(owner, name, stored)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--vectors", type=Path, nargs="+", default=None,
@@ -73,6 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="rounds (best of)")
     parser.add_argument("--budget", type=float, default=2.0,
                         help="largest acceptable conformance / typed-decode ratio")
+    parser.add_argument("--parts", action="store_true",
+                        help="then time one more run part by part")
     args = parser.parse_args(argv)
     files = vector_files(args.vectors)
     load_default()
@@ -93,6 +145,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     typed = run_time / best["decode, typed"]
     print(f"conformance / decode, JSON:  {run_time / best['decode, JSON']:6.2f}x")
     print(f"conformance / decode, typed: {typed:6.2f}x (budget {args.budget:g}x)")
+    if args.parts:
+        total, spent = timed_parts(files)
+        print(f"one run with a timer per part: {total:.3f} s")
+        for what, seconds in sorted(spent.items(), key=lambda item: -item[1]):
+            print(f"  {seconds:6.3f} s  {what}")
+        print(f"  {total - sum(spent.values()):6.3f} s  the rest (reading the files, JSON, "
+              "the engine's bookkeeping, the timers)")
     return 0 if typed <= args.budget else 1
 
 

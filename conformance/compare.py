@@ -68,10 +68,17 @@ def judge(vector: Vector, result: Result, expectations: Expectations = NONE,
     its views: :mod:`sm5.conformance.guards`); when given, the answer must return every guard
     word unchanged and hold no register or resource the request does not have.
     """
-    early = verdict_without_running(vector, expectations, capabilities)
+    expectation = expectations.lookup(vector)
+    early = early_verdict(vector, expectation, capabilities)
     if early is not None:
         return early
-    expectation = expectations.lookup(vector)
+    return judge_answer(vector, result, expectation, capabilities, request)
+
+
+def judge_answer(vector: Vector, result: Result, expectation: Expectation | None,
+                 capabilities: frozenset[str], request: Mapping[str, Any] | None = None
+                 ) -> Verdict:
+    """`judge` for a vector that was sent (`early_verdict` gave None), with its expectation."""
     raw = _rejection_verdict(vector, result) if vector.rejected else \
         _execution_verdict(vector, result, capabilities, request)
     return apply_expectation(raw, expectation)
@@ -81,7 +88,12 @@ def verdict_without_running(vector: Vector, expectations: Expectations,
                             capabilities: frozenset[str]) -> Verdict | None:
     """The verdict when the vector must not be sent at all (skipped, unsupported by the
     expectations file, or not applicable to the capabilities), else None."""
-    expectation = expectations.lookup(vector)
+    return early_verdict(vector, expectations.lookup(vector), capabilities)
+
+
+def early_verdict(vector: Vector, expectation: Expectation | None,
+                  capabilities: frozenset[str]) -> Verdict | None:
+    """`verdict_without_running` with the vector's expectation looked up."""
     if expectation is not None and expectation.status in ("skip", "unsupported"):
         return Verdict("skip" if expectation.status == "skip" else "unsupported",
                        expectation.describe())

@@ -43,12 +43,12 @@ def guard_length(resource: Mapping[str, Any]) -> int:
 
 def guard_words(resource: Mapping[str, Any]) -> dict[str, list[int]]:
     """The guard of one view: ``{"before": [...], "after": [...]}`` (fresh lists)."""
-    before, after = _guard_sides(guard_length(resource), len(resource.get("data", ())))
+    before, after = guard_sides(guard_length(resource), len(resource.get("data", ())))
     return {"before": list(before), "after": list(after)}
 
 
 @lru_cache(maxsize=1024)
-def _guard_sides(n: int, size: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def guard_sides(n: int, size: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The words before and after a view of ``size`` words, ``n`` on each side (views of the
     same size recur across a run's requests)."""
     return (tuple((GUARD_BASE + k) & _U32 for k in range(-n, 0)),

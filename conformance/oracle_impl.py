@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from sm5.conformance.guards import guards_kept, without_guards
+from sm5.conformance.guards import guard_sides, guards_kept, without_guards
 from sm5.conformance.interface import Result
 from sm5.oracle.asm import parse_vector_program
+from sm5.oracle.asm_parser import forget_parsed
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.executor import check_state, execute
 from sm5.oracle.legality import first_violation
@@ -122,8 +123,10 @@ def oracle_execution(vector: Vector, state: MachineState) -> Execution:
 
 
 def clear_caches() -> None:
-    """Forget every cached program, legality verdict and state shape (for benchmarks)."""
-    for cached in (parse_vector_program, rejection, _plan, _check_shape):
+    """Forget every parsed line and program, legality verdict, state shape and guard, as in a
+    fresh process (for benchmarks)."""
+    forget_parsed()
+    for cached in (rejection, _plan, _check_shape, guard_sides):
         cached.cache_clear()
 
 

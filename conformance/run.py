@@ -23,8 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from sm5.conformance.collections_policy import young_collections_batched
-from sm5.conformance.compare import FAILING, VERDICTS, Verdict, judge, verdict_without_running
-from sm5.conformance.expectations import NONE, Expectations
+from sm5.conformance.compare import (
+    FAILING,
+    VERDICTS,
+    Verdict,
+    early_verdict,
+    judge_answer,
+)
+from sm5.conformance.expectations import NONE, Expectation, Expectations
 from sm5.conformance.guards import request_vector
 from sm5.conformance.interface import Batching, Closeable, Implementation, Result
 from sm5.conformance.protocol import ImplementationBroken
@@ -175,7 +181,8 @@ def run_vector(impl: Implementation, vector: Vector,
                expectations: Expectations = NONE) -> Verdict:
     """Run one vector (unless skipped or not applicable) and judge the answer."""
     capabilities = frozenset(impl.capabilities)
-    early = verdict_without_running(vector, expectations, capabilities)
+    expectation = expectations.lookup(vector)
+    early = early_verdict(vector, expectation, capabilities)
     if early is not None:
         return early
     sent = request_vector(vector)
@@ -185,8 +192,8 @@ def run_vector(impl: Implementation, vector: Vector,
         raise
     except Exception as exc:  # an implementation's bug is that vector's failure, not the run's
         result = Result.error(f"the implementation raised {type(exc).__name__}: {exc}")
-    return judge(vector, _checked(result, "run()"), expectations, capabilities,
-                 request=sent.state)
+    return judge_answer(vector, _checked(result, "run()"), expectation, capabilities,
+                        request=sent.state)
 
 
 def _checked(result: object, call: str) -> Result:
@@ -210,7 +217,7 @@ def run_vectors(impl: Implementation, vectors: Iterable[Vector],
         return
     capabilities = frozenset(impl.capabilities)
     pending: list[Vector] = []  # as sent: with guard words
-    ready: list[tuple[Vector, Verdict | None]] = []
+    ready: list[tuple[Vector, Expectation | None, Verdict | None]] = []
 
     def flush() -> Iterator[tuple[Vector, Verdict]]:
         try:
@@ -224,18 +231,19 @@ def run_vectors(impl: Implementation, vectors: Iterable[Vector],
             results = [Result.error(f"run_batch() answered {len(results)} results for "
                                     f"{len(pending)} vectors")] * len(pending)
         answers = iter(zip(pending, results, strict=True))
-        for vector, early in ready:
+        for vector, expectation, early in ready:
             if early is None:
                 sent, answer = next(answers)
-                early = judge(vector, _checked(answer, "run_batch()"), expectations,
-                              capabilities, request=sent.state)
+                early = judge_answer(vector, _checked(answer, "run_batch()"), expectation,
+                                     capabilities, request=sent.state)
             yield vector, early
         pending.clear()
         ready.clear()
 
     for vector in vectors:
-        early = verdict_without_running(vector, expectations, capabilities)
-        ready.append((vector, early))
+        expectation = expectations.lookup(vector)
+        early = early_verdict(vector, expectation, capabilities)
+        ready.append((vector, expectation, early))
         if early is None:
             pending.append(request_vector(vector))
             if len(pending) >= RUN_BATCH:

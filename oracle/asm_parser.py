@@ -742,6 +742,13 @@ def parse_program(text: str | Sequence[str], *, source: str = "<asm>",
     return Program(tuple(parsed), target)
 
 
+def forget_parsed() -> None:
+    """Forget every parsed line and vector program, as in a fresh process (for benchmarks)."""
+    for _, grammar in _GRAMMARS.values():
+        grammar.parsed.clear()
+    parse_vector_program.cache_clear()
+
+
 @lru_cache(maxsize=4096)
 def parse_vector_program(lines: tuple[str, ...]) -> Program:
     """The program of a vector (a tuple of lines), parsed once per distinct text: programs repeat

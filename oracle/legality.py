@@ -245,9 +245,9 @@ def _table_check(rule: LegalityRule, ins: InstructionSpec, instruction: Instruct
     if rule.check == "swizzle":
         return op.selection == "swizzle" and not op.is_immediate and \
             op.components not in op_spec.swizzles
-    if rule.check == "modifier":
-        used = {m for m, on in (("neg", op.neg), ("abs", op.abs)) if on}
-        return bool(used - set(op_spec.modifiers))
+    if rule.check == "modifier":  # a modifier the operand takes that its table does not allow
+        return (op.neg and "neg" not in op_spec.modifiers) or \
+            (op.abs and "abs" not in op_spec.modifiers)
     raise ExecError(f"rule {rule.id}: unknown check {rule.check!r}")
 
 
@@ -258,7 +258,7 @@ def _instruction_violations(instruction: Instruction, program: Program, ctx: Con
     if len(instruction.operands) != len(ins.operands):
         raise ExecError(f"{ins.name} takes {len(ins.operands)} operands, "
                         f"got {len(instruction.operands)}")
-    unknown = sorted(set(instruction.flags) - set(ins.flag_names))
+    unknown = sorted(set(instruction.flags) - set(ins.flag_names)) if instruction.flags else []
     if unknown:
         raise ExecError(f"{ins.name} has no suffix flag(s) {', '.join(unknown)}")
     env: dict[str, Value] | None = None

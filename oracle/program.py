@@ -40,30 +40,16 @@ class Operand:
     neg: bool = False
     abs: bool = False
 
-    # Derived views are cached in the instance's __dict__ (fields, equality and hashing are
-    # untouched): operands are shared by every program that parses the same line, and the
-    # checkers and the semantics ask for them per instance.
+    #: Derived at construction (not compared, hashed or printed): every checker and the
+    #: semantics ask for them, and operands are shared by the programs that parse the same line.
+    register: str = field(init=False, repr=False, compare=False)
+    is_immediate: bool = field(init=False, repr=False, compare=False)
 
-    @cached_property
-    def is_immediate(self) -> bool:
-        return self.file in IMMEDIATE_BITS
-
-    @cached_property
-    def register(self) -> str:
-        """The register name (``r3``, ``u0``) or the file for index-less operands."""
-        return self.file if self.index is None else f"{self.file}{self.index}"
-
-    @cached_property
-    def read_order(self) -> tuple[int, int, int, int]:
-        """The register components a source reads, in order: its swizzle (a shorter one widened
-        by repeating its last letter), its selected component four times, or ``xyzw``."""
-        letters = self.components or COMPONENTS
-        if self.selection == "select":
-            letters = letters * 4
-        elif len(letters) < 4:
-            letters = letters + letters[-1] * (4 - len(letters))
-        a, b, c, d = (COMPONENTS.index(letter) for letter in letters[:4])
-        return (a, b, c, d)
+    def __post_init__(self) -> None:
+        # The register name (``r3``, ``u0``), or the file of an index-less operand.
+        object.__setattr__(self, "register",
+                           self.file if self.index is None else f"{self.file}{self.index}")
+        object.__setattr__(self, "is_immediate", self.file in IMMEDIATE_BITS)
 
 
 @dataclass(frozen=True)
@@ -104,6 +90,15 @@ class Program:
 
     lines: tuple[Line, ...]
     target: str | None = None
+    #: The declarations and the instructions, in order (derived at construction).
+    declarations: tuple[Declaration, ...] = field(init=False, repr=False, compare=False)
+    instructions: tuple[Instruction, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "declarations",
+                           tuple(x for x in self.lines if isinstance(x, Declaration)))
+        object.__setattr__(self, "instructions",
+                           tuple(x for x in self.lines if isinstance(x, Instruction)))
 
     # Derived views are computed once per program (cached in the instance's __dict__, which
     # leaves the frozen fields, equality and hashing alone), so that the checkers that consult
@@ -117,13 +112,6 @@ class Program:
         # A program is a cache key (harness programs, translations): hashed once, not per look-up.
         return hash((self.lines, self.target))
 
-    @cached_property
-    def declarations(self) -> tuple[Declaration, ...]:
-        return tuple(x for x in self.lines if isinstance(x, Declaration))
-
-    @cached_property
-    def instructions(self) -> tuple[Instruction, ...]:
-        return tuple(x for x in self.lines if isinstance(x, Instruction))
 
     @cached_property
     def _declaration_by_register(self) -> dict[str, Declaration]:
