@@ -1,7 +1,8 @@
 """Conformance overhead: the golden-set run against the oracle versus merely decoding the files.
 
 Measured in one process, best of ``--repeat`` rounds each (the rounds alternate), every round with
-empty caches:
+the caches emptied as in a fresh process (``sm5.conformance.oracle_impl.clear_caches``: parsed
+lines and programs, legality verdicts, state shapes, guard words):
 
 * decode, JSON: read every vector file and decode each line into a ``sm5.vectors.format.Vector``
   (JSON parse plus field checks);
