@@ -6,14 +6,16 @@ lines and programs, legality verdicts, state shapes, guard words):
 
 * decode, JSON: read every vector file and decode each line into a ``sm5.vectors.format.Vector``
   (JSON parse plus field checks);
+* decode, programs: the same, plus parsing each vector's program (the least a reader of typed
+  vectors pays: the field checks already build the typed states, and drop them);
 * decode, typed: the same, then every field into the project's typed values, as the run needs
   them: the program (asm parse, once per distinct text, as the run caches it), the initial
   ``MachineState`` and the expected ``ExpectedState``; nothing is executed or judged;
 * conformance: ``sm5.conformance.run.run`` with the oracle as the implementation: reading, decoding,
   executing every vector and judging the answer.
 
-The spec is loaded once before timing (a run loads it once too). Prints the three times, the
-vectors per second of each and the two ratios; exits 1 when conformance / typed decode exceeds
+The spec is loaded once before timing (a run loads it once too). Prints the four times, the
+vectors per second of each and the three ratios; exits 1 when conformance / typed decode exceeds
 ``--budget`` (default 2, the aim). ``--parts`` then times one more conformance run with a timer
 around each part of its path (:data:`PARTS`) and prints where its time goes (the timers add a
 little time of their own, so that run is slower than the best one).
@@ -48,6 +50,17 @@ def decode_json(files: Sequence[Path]) -> int:
     for file in files:
         _, vectors = read_file(file)
         for _ in vectors:
+            count += 1
+    return count
+
+
+def decode_programs(files: Sequence[Path]) -> int:
+    clear_caches()
+    count = 0
+    for file in files:
+        _, vectors = read_file(file)
+        for vector in vectors:
+            parse_vector_program(vector.program)
             count += 1
     return count
 
@@ -130,7 +143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     files = vector_files(args.vectors)
     load_default()
     steps: dict[str, Callable[[Sequence[Path]], int]] = {
-        "decode, JSON": decode_json, "decode, typed": decode_typed, "conformance run": conform}
+        "decode, JSON": decode_json, "decode, programs": decode_programs,
+        "decode, typed": decode_typed, "conformance run": conform}
     best = dict.fromkeys(steps, float("inf"))
     counts: set[int] = set()
     for _ in range(max(1, args.repeat)):
@@ -141,11 +155,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     (count,) = counts
     print(f"vectors: {count} in {len(files)} files")
     for label, seconds in best.items():
-        print(f"{label + ':':<17} {seconds:8.3f} s  {count / seconds:9.0f} vectors/s")
+        print(f"{label + ':':<18} {seconds:8.3f} s  {count / seconds:9.0f} vectors/s")
     run_time = best["conformance run"]
     typed = run_time / best["decode, typed"]
-    print(f"conformance / decode, JSON:  {run_time / best['decode, JSON']:6.2f}x")
-    print(f"conformance / decode, typed: {typed:6.2f}x (budget {args.budget:g}x)")
+    print(f"conformance / decode, JSON:     {run_time / best['decode, JSON']:6.2f}x")
+    print(f"conformance / decode, programs: {run_time / best['decode, programs']:6.2f}x")
+    print(f"conformance / decode, typed:    {typed:6.2f}x (budget {args.budget:g}x)")
     if args.parts:
         total, spent = timed_parts(files)
         print(f"one run with a timer per part: {total:.3f} s")
