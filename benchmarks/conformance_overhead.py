@@ -6,16 +6,15 @@ lines and programs, legality verdicts, state shapes, guard words):
 
 * decode, JSON: read every vector file and decode each line into a ``sm5.vectors.format.Vector``
   (JSON parse plus field checks);
-* decode, programs: the same, plus parsing each vector's program (the least a reader of typed
-  vectors pays: the field checks already build the typed states, and drop them);
-* decode, typed: the same, then every field into the project's typed values, as the run needs
-  them: the program (asm parse, once per distinct text, as the run caches it), the initial
-  ``MachineState`` and the expected ``ExpectedState``; nothing is executed or judged;
+* decode, typed: the same, plus each vector's program parsed (once per distinct text, as the
+  run caches it): every field is then a typed value the run uses (the field checks build the
+  initial ``MachineState`` and the ``ExpectedState``, and the vector keeps them); nothing is
+  executed or judged;
 * conformance: ``sm5.conformance.run.run`` with the oracle as the implementation: reading, decoding,
   executing every vector and judging the answer.
 
-The spec is loaded once before timing (a run loads it once too). Prints the four times, the
-vectors per second of each and the three ratios; exits 1 when conformance / typed decode exceeds
+The spec is loaded once before timing (a run loads it once too). Prints the three times, the
+vectors per second of each and the two ratios; exits 1 when conformance / typed decode exceeds
 ``--budget`` (default 2, the aim). ``--parts`` then times one more conformance run with a timer
 around each part of its path (:data:`PARTS`) and prints where its time goes (the timers add a
 little time of their own, so that run is slower than the best one).
@@ -40,7 +39,6 @@ from sm5.conformance.oracle_impl import OracleImplementation, clear_caches
 from sm5.conformance.run import run, vector_files
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.spec import load_default
-from sm5.oracle.state import expected_from_json, state_from_json
 from sm5.vectors import format as vector_format
 from sm5.vectors.format import read_file
 
@@ -54,17 +52,6 @@ def decode_json(files: Sequence[Path]) -> int:
     return count
 
 
-def decode_programs(files: Sequence[Path]) -> int:
-    clear_caches()
-    count = 0
-    for file in files:
-        _, vectors = read_file(file)
-        for vector in vectors:
-            parse_vector_program(vector.program)
-            count += 1
-    return count
-
-
 def decode_typed(files: Sequence[Path]) -> int:
     clear_caches()
     count = 0
@@ -72,9 +59,9 @@ def decode_typed(files: Sequence[Path]) -> int:
         _, vectors = read_file(file)
         for vector in vectors:
             parse_vector_program(vector.program)
-            state_from_json(vector.state)
-            if "state" in vector.expect:
-                expected_from_json(vector.expect["state"])
+            if vector.decoded_state is None or (
+                    "state" in vector.expect and vector.decoded_expect is None):
+                raise SystemExit(f"{vector.id}: read without its typed state")
             count += 1
     return count
 
@@ -94,7 +81,7 @@ PARTS: tuple[tuple[ModuleType | type, str, str], ...] = (
     (oracle_impl, "rejection", "legality"),
     (oracle_impl, "run_instruction", "the instruction's semantics"),
     (run_module, "judge_answer", "judging the answer"),
-    (oracle_impl, "state_from_json", "decoding the request's state (the oracle)"),
+    (oracle_impl, "request_state", "the request's machine state (the oracle)"),
     (run_module, "request_vector", "adding guard words to the request"),
     (oracle_impl, "_check_shape", "checking the state's shape (the oracle)"),
     (oracle_impl, "representative", "the oracle's representative answer"),
@@ -143,8 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     files = vector_files(args.vectors)
     load_default()
     steps: dict[str, Callable[[Sequence[Path]], int]] = {
-        "decode, JSON": decode_json, "decode, programs": decode_programs,
-        "decode, typed": decode_typed, "conformance run": conform}
+        "decode, JSON": decode_json, "decode, typed": decode_typed, "conformance run": conform}
     best = dict.fromkeys(steps, float("inf"))
     counts: set[int] = set()
     for _ in range(max(1, args.repeat)):
@@ -155,12 +141,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     (count,) = counts
     print(f"vectors: {count} in {len(files)} files")
     for label, seconds in best.items():
-        print(f"{label + ':':<18} {seconds:8.3f} s  {count / seconds:9.0f} vectors/s")
+        print(f"{label + ':':<17} {seconds:8.3f} s  {count / seconds:9.0f} vectors/s")
     run_time = best["conformance run"]
     typed = run_time / best["decode, typed"]
-    print(f"conformance / decode, JSON:     {run_time / best['decode, JSON']:6.2f}x")
-    print(f"conformance / decode, programs: {run_time / best['decode, programs']:6.2f}x")
-    print(f"conformance / decode, typed:    {typed:6.2f}x (budget {args.budget:g}x)")
+    print(f"conformance / decode, JSON:  {run_time / best['decode, JSON']:6.2f}x")
+    print(f"conformance / decode, typed: {typed:6.2f}x (budget {args.budget:g}x)")
     if args.parts:
         total, spent = timed_parts(files)
         print(f"one run with a timer per part: {total:.3f} s")

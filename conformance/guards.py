@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Any
 
 from sm5.oracle.spec import Model, load_default
+from sm5.oracle.state import MachineState, state_from_json
 from sm5.vectors.format import Vector
 
 GUARD_BASE = 0xC0DE0000
@@ -69,21 +70,33 @@ def guarded_files() -> frozenset[str]:
 _guarded: dict[int, tuple[Model, frozenset[str]]] = {}
 
 
-def is_guarded(name: str, value: Any) -> bool:
-    return (isinstance(value, Mapping) and name.rstrip("0123456789") in guarded_files()
+def is_guarded(name: str, value: Any, files: frozenset[str] | None = None) -> bool:
+    """Does the view ``name`` get guard words (``files``: `guarded_files`, when known)?"""
+    return (isinstance(value, Mapping)
+            and name.rstrip("0123456789") in (guarded_files() if files is None else files)
             and isinstance(value.get("data"), list) and bool(value["data"]))
 
 
 def guarded_state(state: Mapping[str, Any]) -> dict[str, Any]:
     """The state as a request carries it: every guarded view with its guard words."""
-    return {name: ({**value, GUARD_KEY: guard_words(value)} if is_guarded(name, value)
+    files = guarded_files()
+    return {name: ({**value, GUARD_KEY: guard_words(value)} if is_guarded(name, value, files)
                    else value)
             for name, value in state.items()}
 
 
 def request_vector(vector: Vector) -> Vector:
     """The vector as an implementation receives it: its state with guard words."""
-    return vector.with_state(guarded_state(vector.state))
+    # Guard words are no part of the machine state: the vector's typed forms carry over.
+    return vector.with_state(guarded_state(vector.state), same_machine_state=True)
+
+
+def request_state(vector: Vector) -> MachineState:
+    """The machine state a request describes (its guard words left out), as typed values: the
+    one its field checks built when the vector was read, else decoded now."""
+    if vector.decoded_state is not None:
+        return vector.decoded_state
+    return state_from_json(without_guards(vector.state))
 
 
 def guard_diffs(sent: Mapping[str, Any], observed: Mapping[str, Any]) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from sm5.conformance.guards import guard_sides, guards_kept, without_guards
+from sm5.conformance.guards import guard_sides, guards_kept, request_state
 from sm5.conformance.interface import Result
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.asm_parser import forget_parsed
@@ -35,7 +35,6 @@ from sm5.oracle.state import (
     Resource,
     resource_to_json,
     split64,
-    state_from_json,
 )
 from sm5.vectors.format import Vector
 
@@ -138,7 +137,7 @@ class OracleImplementation:
 
     def run(self, vector: Vector) -> Result:
         try:
-            state = state_from_json(without_guards(vector.state))
+            state = request_state(vector)
             execution = oracle_execution(vector, state)
         except Sm5Error as exc:
             return Result.error(f"the oracle cannot run this vector: {exc}")

@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from sm5.conformance.collections_policy import young_collections_batched
+from sm5.conformance.collections_policy import run_collections
 from sm5.conformance.compare import (
     FAILING,
     VERDICTS,
@@ -319,11 +319,12 @@ def run(impl: Implementation, paths: Sequence[Path] | None = None,
         if require_used and expectations.entries:
             expectations.require_used(v for _, _, v in iter_selected(files))
         selected = (vector for _, _, vector in iter_selected(files, shard, select))
-        with young_collections_batched():
+        with run_collections() as vector_done:
             for vector, verdict in run_vectors(impl, selected, expectations):
                 report.add(vector.id, verdict)
                 if progress is not None:
                     progress(vector.id, verdict)
+                vector_done()
     finally:
         if isinstance(impl, Closeable):
             impl.close()

@@ -6,13 +6,14 @@ import gc
 import hashlib
 import json
 import sys
+import weakref
 from pathlib import Path
 
 import pytest
 from conformance_cases import all_vectors, write_vectors
 
 from sm5.cli import main
-from sm5.conformance.collections_policy import YOUNG_THRESHOLD
+from sm5.conformance import collections_policy
 from sm5.conformance.implementations import ImplementationError, Unavailable, resolve
 from sm5.conformance.interface import Result
 from sm5.conformance.mutants import MUTANTS
@@ -73,7 +74,8 @@ def test_an_exception_in_run_fails_that_vector_and_the_run_goes_on(cases: Path) 
 
 
 class Observing:
-    """Answers like the oracle and notes the collector's thresholds while it runs."""
+    """Answers like the oracle, notes the collector's state while it runs and leaves a cycle
+    behind per vector (garbage that only the cyclic collector frees)."""
 
     name = "observing"
     capabilities = frozenset({"executes", "validates"})
@@ -81,29 +83,54 @@ class Observing:
     def __init__(self) -> None:
         self.oracle = OracleImplementation()
         self.thresholds: set[tuple[int, int, int]] = set()
+        self.frozen: list[int] = []
+        self.garbage: list[weakref.ref[Cycle]] = []
 
     def run(self, vector: Vector) -> Result:
         self.thresholds.add(gc.get_threshold())
+        self.frozen.append(gc.get_freeze_count())
+        cycle = Cycle()
+        cycle.me = cycle
+        self.garbage.append(weakref.ref(cycle))
         return self.oracle.run(vector)
 
 
-def test_a_run_collects_young_objects_in_batches_and_restores_the_thresholds(
-        cases: Path) -> None:
+class Cycle:
+    me: object = None
+
+
+def test_a_run_collects_in_batches_freezes_survivors_and_puts_everything_back(
+        cases: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(collections_policy, "FREEZE_EVERY", 2)
     before = gc.get_threshold()
+    assert gc.get_freeze_count() == 0
     impl = Observing()
     report = run(impl, [cases])
     assert not report.failed
     (during,) = impl.thresholds
-    assert during == (max(YOUNG_THRESHOLD, before[0]), *before[1:])
-    assert gc.get_threshold() == before
+    assert during == (max(collections_policy.YOUNG_THRESHOLD, before[0]), *before[1:])
+    assert impl.frozen[0] == 0 and impl.frozen[-1] > 0  # survivors frozen as the run goes
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    gc.collect()
+    assert len(impl.garbage) > 2 and all(ref() is None for ref in impl.garbage)
 
 
-def test_the_thresholds_come_back_when_a_run_fails(tmp_path: Path) -> None:
+def test_a_process_that_froze_objects_of_its_own_keeps_them(cases: Path) -> None:
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        run(OracleImplementation(), [cases])
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+
+
+def test_the_collector_comes_back_when_a_run_fails(tmp_path: Path) -> None:
     before = gc.get_threshold()
     path = write_vectors(tmp_path / "dup.jsonl", [VECTORS[0], VECTORS[0]])
     with pytest.raises(VectorError):
         run(OracleImplementation(), [path])
-    assert gc.get_threshold() == before
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
 
 
 def create_raising() -> Raising:

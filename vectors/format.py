@@ -18,7 +18,7 @@ from sm5.oracle.errors import Sm5Error, StateError, bounded
 from sm5.oracle.fileio import publish
 from sm5.oracle.jsonl import FORMAT as FORMAT
 from sm5.oracle.jsonl import check_header, decode_line, read_lines
-from sm5.oracle.state import expected_from_json, state_from_json
+from sm5.oracle.state import ExpectedState, MachineState, expected_from_json, state_from_json
 from sm5.vectors.flags import notes_for
 
 
@@ -62,16 +62,36 @@ class Vector:
     flags: tuple[str, ...] = ()
     reason: str = ""
     provenance: Mapping[str, Any] | None = field(default=None)
+    #: The typed forms of ``state`` and of ``expect["state"]`` when the vector was read from
+    #: JSON: its field checks build them (``sm5.oracle.state``), so a reader of typed values
+    #: need not build them again. No part of the vector's value: not compared, not printed,
+    #: and not carried by ``dataclasses.replace``.
+    decoded_state: MachineState | None = field(default=None, init=False, compare=False,
+                                               repr=False)
+    decoded_expect: ExpectedState | None = field(default=None, init=False, compare=False,
+                                                 repr=False)
 
-    def with_state(self, state: Mapping[str, Any]) -> Vector:
+    def with_state(self, state: Mapping[str, Any], *, same_machine_state: bool = False
+                   ) -> Vector:
         """The same vector with another state (``dataclasses.replace`` costs several times
-        more, and a run makes one per vector)."""
-        return Vector(self.id, self.program, self.target, self.runtime, state, self.expect,
-                      self.clauses, self.flags, self.reason, self.provenance)
+        more, and a run makes one per vector). ``same_machine_state``: the new state differs
+        from this one by nothing the typed state holds (guard words), so the typed forms carry
+        over."""
+        out = Vector(self.id, self.program, self.target, self.runtime, state, self.expect,
+                     self.clauses, self.flags, self.reason, self.provenance)
+        if same_machine_state:
+            out._decoded(self.decoded_state, self.decoded_expect)
+        return out
+
+    def _decoded(self, state: MachineState | None, expected: ExpectedState | None) -> None:
+        # Derived values set once, right after construction (as a __post_init__ would).
+        object.__setattr__(self, "decoded_state", state)
+        object.__setattr__(self, "decoded_expect", expected)
 
     @property
     def rejected(self) -> bool:
-        return list(self.expect.get("outcomes", ())) == ["rejected"]
+        outcomes = self.expect.get("outcomes", ())
+        return len(outcomes) == 1 and outcomes[0] == "rejected"
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -108,12 +128,14 @@ class Vector:
         if provenance is not None and not isinstance(provenance, dict):
             raise VectorError("field provenance: expected an object", where=where)
         try:
-            state_from_json(doc["state"], where="state")
+            state = state_from_json(doc["state"], where="state")
         except StateError as exc:
             raise VectorError(f"field {exc.where}: {exc.message}", where=where) from None
-        _check_expect(doc["expect"], where)
-        return cls(doc["id"], tuple(program), doc["target"], doc["runtime"], doc["state"],
-                   doc["expect"], clauses, flags, doc.get("reason", ""), provenance)
+        expected = _check_expect(doc["expect"], where)
+        vector = cls(doc["id"], tuple(program), doc["target"], doc["runtime"], doc["state"],
+                     doc["expect"], clauses, flags, doc.get("reason", ""), provenance)
+        vector._decoded(state, expected)
+        return vector
 
 
 def _strings(doc: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
@@ -123,7 +145,8 @@ def _strings(doc: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _check_expect(expect: Any, where: str) -> None:
+def _check_expect(expect: Any, where: str) -> ExpectedState | None:
+    """Check the expect field; its typed expected state (None for a rejected vector)."""
     if not isinstance(expect, dict):
         raise VectorError("field expect: expected an object", where=where)
     outcomes = _strings(expect, "outcomes", where + ": expect")
@@ -133,7 +156,7 @@ def _check_expect(expect: Any, where: str) -> None:
         if not isinstance(expect.get("rule"), str):
             raise VectorError("field expect.rule: a rejected vector names its rule",
                               where=where)
-        return
+        return None
     allowed_by = expect.get("allowed_by", {})
     if not isinstance(allowed_by, dict) or not all(
             isinstance(v, list) and all(isinstance(c, str) for c in v)
@@ -141,7 +164,7 @@ def _check_expect(expect: Any, where: str) -> None:
         raise VectorError("field expect.allowed_by: expected an object of clause id lists",
                           where=where)
     try:
-        expected_from_json(expect.get("state"), where="expect.state")
+        return expected_from_json(expect.get("state"), where="expect.state")
     except StateError as exc:
         raise VectorError(f"field {exc.where}: {exc.message}", where=where) from None
 

@@ -39,12 +39,11 @@ from pathlib import Path
 from sm5.conformance.d3d11.host import RENDERERS, Host, HostUnavailable, is_windows
 from sm5.conformance.d3d11.process import DEFAULT_TIMEOUT_S, RunnerFailed, RunnerProcess
 from sm5.conformance.d3d11.stream import Record, record_or_result, result_of
-from sm5.conformance.guards import without_guards
+from sm5.conformance.guards import request_state
 from sm5.conformance.interface import Result
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.executor import execute
-from sm5.oracle.state import state_from_json
 from sm5.vectors.format import Vector
 
 NAME = "d3d11"
@@ -69,7 +68,7 @@ def needs_isolation(vector: Vector) -> bool:
     the oracle cannot classify are isolated too."""
     try:
         program = parse_vector_program(tuple(vector.program))
-        state = state_from_json(without_guards(vector.state))
+        state = request_state(vector)
     except Sm5Error:
         return True
     if not any(name.startswith("g") for name in state.resources) and not any(

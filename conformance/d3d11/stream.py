@@ -40,7 +40,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sm5.conformance.guards import GUARD_KEY, without_guards
+from sm5.conformance.guards import GUARD_KEY, request_state
 from sm5.conformance.interface import Result
 from sm5.oracle.asm import parse_line, parse_vector_program
 from sm5.oracle.dxbc import program_to_dxbc
@@ -204,7 +204,7 @@ def record_of(vector: Vector) -> Record:
     """The record of an executable vector. Raises NotExpressible (the harness cannot express
     it; the vector is unsupported) or another Sm5Error (a malformed vector)."""
     program = parse_vector_program(tuple(vector.program))
-    state = state_from_json(without_guards(vector.state))
+    state = request_state(vector)
     guards = {name: value[GUARD_KEY] for name, value in vector.state.items()
               if isinstance(value, Mapping) and GUARD_KEY in value}
     harness = build_harness(program, state, runtime=vector.runtime)

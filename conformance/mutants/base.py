@@ -15,14 +15,13 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from sm5.conformance.guards import without_guards
+from sm5.conformance.guards import request_state
 from sm5.conformance.interface import Result
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.legality import violations
 from sm5.oracle.program import COMPONENTS, Instruction, Operand, Program
 from sm5.oracle.spec import InstructionSpec, LegalityRule, MemoryAccess, load_default
-from sm5.oracle.state import state_from_json
 from sm5.vectors.format import Vector
 
 U32 = 0xFFFFFFFF
@@ -135,7 +134,7 @@ class NaiveTranslator:
 
     def rejects(self, program: Program, vector: Vector) -> str | None:
         """The first legality rule the instance breaks (the oracle's checker), or None."""
-        state = state_from_json(without_guards(vector.state))
+        state = request_state(vector)
         for rule in violations(program, vector.target, vector.runtime, state):
             if not self.overlooks(rule, vector):
                 return rule.id

@@ -7,12 +7,11 @@ the pixel and compute shaders. A validator that knows only the first table on ea
 
 from __future__ import annotations
 
-from sm5.conformance.guards import without_guards
+from sm5.conformance.guards import request_state
 from sm5.conformance.mutants.base import NaiveTranslator
 from sm5.oracle.legality import violations
 from sm5.oracle.program import Program
 from sm5.oracle.spec import load_default
-from sm5.oracle.state import state_from_json
 from sm5.vectors.format import Vector
 
 
@@ -24,7 +23,7 @@ class StageTable110(NaiveTranslator):
         first = load_default().model.runtimes[0].name
         if vector.runtime == first:
             return None
-        state = state_from_json(without_guards(vector.state))
+        state = request_state(vector)
         for rule in violations(program, vector.target, first, state):
             if rule.check == "stage":
                 return rule.id

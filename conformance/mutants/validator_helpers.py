@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from sm5.conformance.guards import without_guards
+from sm5.conformance.guards import request_state
 from sm5.oracle.legality import violations
 from sm5.oracle.program import Program
 from sm5.oracle.spec import LegalityRule, load_default
-from sm5.oracle.state import state_from_json
 from sm5.vectors.format import Vector
 
 
@@ -50,6 +49,6 @@ def declared_bytes(program: Program, file: str) -> list[int]:
 def rules_broken_elsewhere(program: Program, vector: Vector, *, target: str | None = None,
                            runtime: str | None = None, reading: str) -> list[str]:
     """The rules reading ``reading`` that the program breaks in another context."""
-    state = state_from_json(without_guards(vector.state))
+    state = request_state(vector)
     return [r.id for r in violations(program, target or vector.target, runtime or vector.runtime,
                                      state) if reads(r, reading)]

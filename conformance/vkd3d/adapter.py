@@ -46,7 +46,7 @@ from pathlib import Path
 from queue import Empty, SimpleQueue
 from typing import get_args
 
-from sm5.conformance.guards import GUARD_KEY, without_guards
+from sm5.conformance.guards import GUARD_KEY, request_state
 from sm5.conformance.interface import Result
 from sm5.conformance.vkd3d.child import DEFAULT_TIMEOUT_S, ChildFailed, IsolatedRunner, Job
 from sm5.conformance.vkd3d.shader import (
@@ -79,7 +79,7 @@ from sm5.oracle.harness import Harness, build_harness, decode_state
 from sm5.oracle.options import positive_seconds
 from sm5.oracle.program import Program
 from sm5.oracle.spec import load_default
-from sm5.oracle.state import MachineState, state_from_json, state_to_json
+from sm5.oracle.state import MachineState, state_to_json
 from sm5.vectors.format import Vector
 
 NAME = "vkd3d"
@@ -379,7 +379,7 @@ class Vkd3dLavapipe:
     def _prepare(self, vector: Vector) -> Prepared:
         try:
             program = parse_vector_program(tuple(vector.program))
-            state = state_from_json(without_guards(vector.state))
+            state = request_state(vector)
             harness = build_harness(program, state, runtime=vector.runtime)
         except NotExpressible as exc:
             reason = f"not expressible as a compute harness: {exc}"
