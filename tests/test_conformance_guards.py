@@ -11,13 +11,20 @@ from typing import Any
 import pytest
 
 from sm5.conformance.compare import judge
-from sm5.conformance.guards import guard_diffs, guarded_state, request_vector, without_guards
+from sm5.conformance.guards import (
+    guard_diffs,
+    guarded_state,
+    request_state,
+    request_vector,
+    without_guards,
+)
 from sm5.conformance.interface import Result
 from sm5.conformance.mutants import MUTANTS
 from sm5.conformance.mutants.base import NaiveTranslator
 from sm5.conformance.oracle_impl import OracleImplementation
 from sm5.conformance.protocol import SubprocessImplementation
 from sm5.conformance.run import golden_dir, run_vector
+from sm5.oracle.state import MachineState, Resource
 from sm5.vectors.format import Vector, read_file
 
 IMPLS = Path(__file__).parent / "impls"
@@ -88,6 +95,24 @@ def test_a_request_differs_from_its_vector_in_the_state_alone() -> None:
     sent = request_vector(PAST_END)
     assert sent == dataclasses.replace(PAST_END, state=guarded_state(PAST_END.state))
     assert sent.to_json() == {**PAST_END.to_json(), "state": guarded_state(PAST_END.state)}
+
+
+def test_a_request_carries_the_typed_state_its_vector_was_read_with() -> None:
+    read = Vector.from_json(PAST_END.to_json(), "test")
+    assert read == PAST_END
+    assert read.decoded_state == MachineState({"r1": (7, 0, 0, 0)}, {"u0": Resource(
+        "structured", (1, 2, 3, 4), stride=8, count=2)})
+    assert read.decoded_expect is not None and read.decoded_expect.registers["r1"] == (7, 0, 0, 0)
+    sent = request_vector(read)
+    assert sent.decoded_state is read.decoded_state and sent.decoded_expect is None
+    assert request_state(sent) is read.decoded_state
+    # Another state, or a copy by dataclasses.replace, carries no typed state: it is decoded.
+    for other in (read.with_state(guarded_state(read.state)),
+                  dataclasses.replace(read, state=read.state)):
+        assert other.decoded_state is None and other.decoded_expect is None
+    assert request_state(request_vector(PAST_END)) == read.decoded_state
+    changed = read.with_state({**read.state, "r1": [9, 0, 0, 0]})
+    assert request_state(changed).registers["r1"] == (9, 0, 0, 0)
 
 
 def test_the_oracle_and_the_naive_translator_keep_the_guards() -> None:
