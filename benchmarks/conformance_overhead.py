@@ -7,9 +7,9 @@ lines and programs, legality verdicts, state shapes, guard words):
 * decode, JSON: read every vector file and decode each line into a ``sm5.vectors.format.Vector``
   (JSON parse plus field checks);
 * decode, typed: the same, plus each vector's program parsed (once per distinct text, as the
-  run caches it): every field is then a typed value the run uses (the field checks build the
-  initial ``MachineState`` and the ``ExpectedState``, and the vector keeps them); nothing is
-  executed or judged;
+  run caches it): every field the run uses is then a typed value (the field checks build the
+  initial ``MachineState``, which the vector keeps, and check the ``ExpectedState``, which a run
+  reads only to describe a difference); nothing is executed or judged;
 * conformance: ``sm5.conformance.run.run`` with the oracle as the implementation: reading, decoding,
   executing every vector and judging the answer.
 
@@ -59,8 +59,7 @@ def decode_typed(files: Sequence[Path]) -> int:
         _, vectors = read_file(file)
         for vector in vectors:
             parse_vector_program(vector.program)
-            if vector.decoded_state is None or (
-                    "state" in vector.expect and vector.decoded_expect is None):
+            if vector.decoded_state is None:
                 raise SystemExit(f"{vector.id}: read without its typed state")
             count += 1
     return count

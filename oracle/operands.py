@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 from sm5.oracle.errors import ExecError
 from sm5.oracle.program import COMPONENTS, IMMEDIATE_BITS, Operand
 from sm5.oracle.state import MachineState
@@ -35,24 +37,21 @@ def components(op: Operand, state: MachineState) -> tuple[int, int, int, int]:
     return (reg[a], reg[b], reg[c], reg[d])
 
 
-#: read_order by (selection, components): a handful of distinct swizzles in any program set.
-_READ_ORDERS: dict[tuple[str, str], tuple[int, int, int, int]] = {}
-
-
 def read_order(op: Operand) -> tuple[int, int, int, int]:
     """The register components a source reads, in order: its swizzle (a shorter one widened by
     repeating its last letter), its selected component four times, or ``xyzw``."""
-    key = (op.selection, op.components)
-    order = _READ_ORDERS.get(key)
-    if order is None:
-        letters = op.components or COMPONENTS
-        if op.selection == "select":
-            letters = letters * 4
-        elif len(letters) < 4:
-            letters = letters + letters[-1] * (4 - len(letters))
-        a, b, c, d = (COMPONENTS.index(letter) for letter in letters[:4])
-        order = _READ_ORDERS[key] = (a, b, c, d)
-    return order
+    return _read_order(op.selection, op.components)
+
+
+@cache  # the grammar allows a few hundred (selection, components) pairs at the most
+def _read_order(selection: str, components: str) -> tuple[int, int, int, int]:
+    letters = components or COMPONENTS
+    if selection == "select":
+        letters = letters * 4
+    elif len(letters) < 4:
+        letters = letters + letters[-1] * (4 - len(letters))
+    a, b, c, d = (COMPONENTS.index(letter) for letter in letters[:4])
+    return (a, b, c, d)
 
 
 def scalar(op: Operand, state: MachineState) -> int:

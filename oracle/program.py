@@ -90,6 +90,10 @@ class Program:
 
     lines: tuple[Line, ...]
     target: str | None = None
+    # Derived views are computed once per program (fields that are not compared, or values
+    # cached in the instance's __dict__), so that the checkers that consult them per line stay
+    # linear in the program's length.
+
     #: The declarations and the instructions, in order (derived at construction).
     declarations: tuple[Declaration, ...] = field(init=False, repr=False, compare=False)
     instructions: tuple[Instruction, ...] = field(init=False, repr=False, compare=False)
@@ -100,10 +104,6 @@ class Program:
         object.__setattr__(self, "instructions",
                            tuple(x for x in self.lines if isinstance(x, Instruction)))
 
-    # Derived views are computed once per program (cached in the instance's __dict__, which
-    # leaves the frozen fields, equality and hashing alone), so that the checkers that consult
-    # them per line stay linear in the program's length.
-
     def __hash__(self) -> int:
         return self._hash
 
@@ -111,7 +111,6 @@ class Program:
     def _hash(self) -> int:
         # A program is a cache key (harness programs, translations): hashed once, not per look-up.
         return hash((self.lines, self.target))
-
 
     @cached_property
     def _declaration_by_register(self) -> dict[str, Declaration]:

@@ -18,7 +18,7 @@ from sm5.oracle.errors import Sm5Error, StateError, bounded
 from sm5.oracle.fileio import publish
 from sm5.oracle.jsonl import FORMAT as FORMAT
 from sm5.oracle.jsonl import check_header, decode_line, read_lines
-from sm5.oracle.state import ExpectedState, MachineState, expected_from_json, state_from_json
+from sm5.oracle.state import MachineState, expected_from_json, state_from_json
 from sm5.vectors.flags import notes_for
 
 
@@ -62,32 +62,28 @@ class Vector:
     flags: tuple[str, ...] = ()
     reason: str = ""
     provenance: Mapping[str, Any] | None = field(default=None)
-    #: The typed forms of ``state`` and of ``expect["state"]`` when the vector was read from
-    #: JSON: its field checks build them (``sm5.oracle.state``), so a reader of typed values
-    #: need not build them again. No part of the vector's value: not compared, not printed,
-    #: and not carried by ``dataclasses.replace``.
+    #: The typed form of ``state`` when the vector was read from JSON: its field checks build
+    #: it (``sm5.oracle.state.state_from_json``), so a reader of typed values need not build it
+    #: again. No part of the vector's value: not compared, not printed, and not carried by
+    #: ``dataclasses.replace``.
     decoded_state: MachineState | None = field(default=None, init=False, compare=False,
                                                repr=False)
-    decoded_expect: ExpectedState | None = field(default=None, init=False, compare=False,
-                                                 repr=False)
 
     def with_state(self, state: Mapping[str, Any], *, same_machine_state: bool = False
                    ) -> Vector:
         """The same vector with another state (``dataclasses.replace`` costs several times
         more, and a run makes one per vector). ``same_machine_state``: the new state differs
         from this one by nothing the typed state holds (guard words), so the typed state carries
-        over (the typed expected state does not: what an implementation receives has no use
-        for it)."""
+        over."""
         out = Vector(self.id, self.program, self.target, self.runtime, state, self.expect,
                      self.clauses, self.flags, self.reason, self.provenance)
         if same_machine_state:
-            out._decoded(self.decoded_state, None)
+            out._decoded(self.decoded_state)
         return out
 
-    def _decoded(self, state: MachineState | None, expected: ExpectedState | None) -> None:
-        # Derived values set once, right after construction (as a __post_init__ would).
+    def _decoded(self, state: MachineState | None) -> None:
+        # A derived value set once, right after construction (as a __post_init__ would).
         object.__setattr__(self, "decoded_state", state)
-        object.__setattr__(self, "decoded_expect", expected)
 
     @property
     def rejected(self) -> bool:
@@ -132,10 +128,10 @@ class Vector:
             state = state_from_json(doc["state"], where="state")
         except StateError as exc:
             raise VectorError(f"field {exc.where}: {exc.message}", where=where) from None
-        expected = _check_expect(doc["expect"], where)
+        _check_expect(doc["expect"], where)
         vector = cls(doc["id"], tuple(program), doc["target"], doc["runtime"], doc["state"],
                      doc["expect"], clauses, flags, doc.get("reason", ""), provenance)
-        vector._decoded(state, expected)
+        vector._decoded(state)
         return vector
 
 
@@ -146,8 +142,7 @@ def _strings(doc: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _check_expect(expect: Any, where: str) -> ExpectedState | None:
-    """Check the expect field; its typed expected state (None for a rejected vector)."""
+def _check_expect(expect: Any, where: str) -> None:
     if not isinstance(expect, dict):
         raise VectorError("field expect: expected an object", where=where)
     outcomes = _strings(expect, "outcomes", where + ": expect")
@@ -157,7 +152,7 @@ def _check_expect(expect: Any, where: str) -> ExpectedState | None:
         if not isinstance(expect.get("rule"), str):
             raise VectorError("field expect.rule: a rejected vector names its rule",
                               where=where)
-        return None
+        return
     allowed_by = expect.get("allowed_by", {})
     if not isinstance(allowed_by, dict) or not all(
             isinstance(v, list) and all(isinstance(c, str) for c in v)
@@ -165,7 +160,7 @@ def _check_expect(expect: Any, where: str) -> ExpectedState | None:
         raise VectorError("field expect.allowed_by: expected an object of clause id lists",
                           where=where)
     try:
-        return expected_from_json(expect.get("state"), where="expect.state")
+        expected_from_json(expect.get("state"), where="expect.state")
     except StateError as exc:
         raise VectorError(f"field {exc.where}: {exc.message}", where=where) from None
 
