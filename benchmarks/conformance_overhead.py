@@ -77,6 +77,7 @@ def conform(files: Sequence[Path]) -> int:
 #: The parts of a conformance run timed by ``--parts``: (module, function, what it does).
 PARTS: tuple[tuple[ModuleType | type, str, str], ...] = (
     (vector_format.Vector, "from_json", "checking each line's fields into a vector"),
+    (oracle_impl, "_plan", "parsing each program, finding its instruction (the oracle)"),
     (oracle_impl, "rejection", "legality"),
     (oracle_impl, "run_instruction", "the instruction's semantics"),
     (run_module, "judge_answer", "judging the answer"),

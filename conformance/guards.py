@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeGuard
 
 from sm5.oracle.spec import Model, load_default
 from sm5.oracle.state import MachineState, state_from_json
@@ -32,6 +32,13 @@ GUARD_BASE = 0xC0DE0000
 GUARD_KEY = "guard"
 RAW_GUARD_WORDS = 4
 _U32 = 0xFFFFFFFF
+
+
+def is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    """``isinstance(value, Mapping)``, without the abstract-class check for the JSON types a
+    state is made of (it sits on the path of every view of every request and reply)."""
+    kind = value.__class__
+    return kind is dict or (kind is not list and kind is not int and isinstance(value, Mapping))
 
 
 def guard_length(resource: Mapping[str, Any]) -> int:
@@ -72,7 +79,7 @@ _guarded: dict[int, tuple[Model, frozenset[str]]] = {}
 
 def is_guarded(name: str, value: Any, files: frozenset[str] | None = None) -> bool:
     """Does the view ``name`` get guard words (``files``: `guarded_files`, when known)?"""
-    return (isinstance(value, Mapping)
+    return (is_mapping(value)
             and name.rstrip("0123456789") in (guarded_files() if files is None else files)
             and isinstance(value.get("data"), list) and bool(value["data"]))
 
@@ -106,11 +113,11 @@ def guard_diffs(sent: Mapping[str, Any], observed: Mapping[str, Any]) -> tuple[s
     for name in sorted(set(observed) - set(sent) - {"invocation"}):
         lines.append(f"{name}: the reply has a register or resource the request does not have")
     for name, value in sent.items():
-        if not isinstance(value, Mapping) or GUARD_KEY not in value:
+        if not is_mapping(value) or GUARD_KEY not in value:
             continue
         got = observed.get(name)
-        got_guard = got.get(GUARD_KEY) if isinstance(got, Mapping) else None
-        if not isinstance(got_guard, Mapping):
+        got_guard = got.get(GUARD_KEY) if is_mapping(got) else None
+        if not is_mapping(got_guard):
             lines.append(f"{name}.{GUARD_KEY}: missing from the reply (the guard words around "
                          f"the view must be returned as read back)")
             continue
@@ -134,7 +141,7 @@ def guard_diffs(sent: Mapping[str, Any], observed: Mapping[str, Any]) -> tuple[s
 def without_guards(state: Mapping[str, Any]) -> dict[str, Any]:
     """A state with the guard words taken off its views (what the vector's own words say)."""
     return {name: ({k: v for k, v in value.items() if k != GUARD_KEY}
-                   if isinstance(value, Mapping) and GUARD_KEY in value else value)
+                   if is_mapping(value) and GUARD_KEY in value else value)
             for name, value in state.items()}
 
 
@@ -142,7 +149,7 @@ def guards_kept(sent: Mapping[str, Any], reply: Mapping[str, Any]) -> dict[str, 
     """``reply`` with the guard words of ``sent`` put back unchanged on its views: the answer of
     an implementation that models the views alone and never touches memory beside them."""
     return {name: ({**value, GUARD_KEY: sent[name][GUARD_KEY]}
-                   if isinstance(value, Mapping) and isinstance(sent.get(name), Mapping)
+                   if is_mapping(value) and is_mapping(sent.get(name))
                    and GUARD_KEY in sent[name] else value)
             for name, value in reply.items()}
 

@@ -8,7 +8,7 @@ that must hold a double NaN the canonical quiet NaN 0x7FF8000000000000.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -44,60 +44,64 @@ CANONICAL_F32_QNAN = 0x7FC00000
 
 #: What legality reads of a state's views: (register, bound format, has a hidden counter).
 Formats = tuple[tuple[str, str, bool], ...]
+#: What ``check_state`` reads of a state: its views' (register, kind, stride, count, words,
+#: format), its registers and the invocation.
+Shape = tuple[tuple[tuple[str, str, int, int, int, str], ...], tuple[str, ...], str]
 
 
-@lru_cache(maxsize=16384)
-def rejection(program: tuple[str, ...], target: str, runtime: str, formats: Formats
+def rejection(program: Program, target: str, runtime: str, formats: Formats
               ) -> tuple[str, str] | None:
     """(rule id, text) of the first legality rule the instance breaks, or None.
 
     Legality depends on the program, the context and, of the state, only the formats bound to
     typed views and which views have a hidden counter; it is the costly half of an execution,
-    and golden vectors share programs, so it is computed once per distinct key.
-    (``test_conformance_oracle`` checks on every golden vector that this path and
+    and golden vectors share programs, so it is computed once per distinct key (`_Plan`).
+    (``test_conformance_golden`` checks on every golden vector that this path and
     ``sm5.oracle.executor.execute`` agree.)
     """
     bound = MachineState({}, {name: Resource("typed" if fmt else "structured", (), format=fmt,
                                              counter=0 if counter else None)
                               for name, fmt, counter in formats})
-    rule = first_violation(parse_vector_program(program), target, runtime, bound)
+    rule = first_violation(program, target, runtime, bound)
     return None if rule is None else (rule.id, rule.text)
 
 
 @dataclass(frozen=True)
 class _Plan:
-    """What every execution of one program needs, looked up once."""
+    """What every execution of one program needs, worked out once per distinct program text:
+    the parsed program, its one specified instruction (None when it has not exactly one), and
+    memos of the legality verdict per (target, runtime, formats) and of the state shapes
+    checked per target."""
 
     program: Program
-    instruction: Instruction
-    spec: InstructionSpec
+    instruction: Instruction | None
+    spec: InstructionSpec | None
     model: Model
+    verdicts: dict[tuple[str, str, Formats], tuple[str, str] | None] = \
+        field(default_factory=dict, compare=False)
+    shapes: set[tuple[Shape, str]] = field(default_factory=set, compare=False)
 
 
-@lru_cache(maxsize=4096)
-def _plan(program: tuple[str, ...]) -> _Plan | None:
+@lru_cache(maxsize=16384)
+def _plan(program: tuple[str, ...]) -> _Plan:
     parsed_program = parse_vector_program(program)
     spec = load_default()
     under_test = [i for i in parsed_program.instructions if i.name in spec.instructions]
     if len(under_test) != 1:
-        return None
-    name = under_test[0].name
-    return _Plan(parsed_program, under_test[0], spec.instruction(name), spec.model)
+        return _Plan(parsed_program, None, None, spec.model)
+    return _Plan(parsed_program, under_test[0], spec.instructions[under_test[0].name],
+                 spec.model)
 
 
-Shape = tuple[tuple[tuple[str, str, int, int, int, str], ...], tuple[str, ...], str]
-
-
-@lru_cache(maxsize=16384)
-def _check_shape(program: tuple[str, ...], shape: Shape, target: str) -> None:
+def _check_shape(program: Program, shape: Shape, target: str) -> None:
     """``sm5.oracle.executor.check_state`` reads only the shape of the state: checked once per
-    (program, shape); a failure raises and is not cached."""
+    (program, shape, target); a failure raises (and is not remembered)."""
     resources, registers, invocation = shape
     state = MachineState(dict.fromkeys(registers, (0, 0, 0, 0)),
                          {name: Resource(kind, (0,) * words, stride, count, fmt)
                           for name, kind, stride, count, words, fmt in resources}, invocation)
     spec = load_default()
-    check_state(parse_vector_program(program), state, spec, spec.model.target(target).stage)
+    check_state(program, state, spec, spec.model.target(target).stage)
 
 
 def _shape(state: MachineState) -> Shape:
@@ -107,17 +111,26 @@ def _shape(state: MachineState) -> Shape:
 
 
 def oracle_execution(vector: Vector, state: MachineState) -> Execution:
-    """``sm5.oracle.executor.execute`` on the vector, with what depends only on the program (and the
-    shape of the state) looked up in caches."""
+    """``sm5.oracle.executor.execute`` on the vector, with what depends only on the program (and
+    the context, the formats or the shape of the state) looked up in its plan."""
+    plan = _plan(vector.program)
     formats = tuple(sorted((k, r.format, r.counter is not None)
                            for k, r in state.resources.items()))
-    broken = rejection(vector.program, vector.target, vector.runtime, formats)
+    key = (vector.target, vector.runtime, formats)
+    try:
+        broken = plan.verdicts[key]
+    except KeyError:
+        broken = plan.verdicts[key] = rejection(plan.program, vector.target, vector.runtime,
+                                                formats)
     if broken is not None:
         return Execution(("rejected",), (), None, rule=broken[0], reason=broken[1])
-    plan = _plan(vector.program)
-    if plan is None:  # not exactly one specified instruction: the executor says so
-        return execute(parse_vector_program(vector.program), state, vector.target, vector.runtime)
-    _check_shape(vector.program, _shape(state), vector.target)
+    if plan.instruction is None:  # not exactly one specified instruction: the executor says so
+        return execute(plan.program, state, vector.target, vector.runtime)
+    checked = (_shape(state), vector.target)
+    if checked not in plan.shapes:
+        _check_shape(plan.program, checked[0], vector.target)
+        plan.shapes.add(checked)
+    assert plan.spec is not None
     return run_instruction(plan.instruction, plan.program, state, plan.spec, plan.model)
 
 
@@ -125,7 +138,7 @@ def clear_caches() -> None:
     """Forget every parsed line and program, legality verdict, state shape and guard, as in a
     fresh process (for benchmarks)."""
     forget_parsed()
-    for cached in (rejection, _plan, _check_shape, guard_sides):
+    for cached in (_plan, guard_sides):
         cached.cache_clear()
 
 

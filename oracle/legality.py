@@ -35,9 +35,18 @@ class Context:
 
 
 def context(spec: Spec, target: str, runtime: str) -> Context:
+    known = _contexts.get((id(spec), target, runtime))
+    if known is not None and known[0] is spec:
+        return known[1]
     t = spec.model.target(target)
     r = spec.model.runtime(runtime)
-    return Context(t.name, t.stage, t.model, r.name, r.uav_slots)
+    ctx = Context(t.name, t.stage, t.model, r.name, r.uav_slots)
+    _contexts[id(spec), target, runtime] = (spec, ctx)
+    return ctx
+
+
+#: Contexts by (spec, target, runtime): a handful, asked for by every check.
+_contexts: dict[tuple[int, str, str], tuple[Spec, Context]] = {}
 
 
 def violations(program: Program, target: str, runtime: str, state: MachineState | None = None,
@@ -61,8 +70,7 @@ def _violations(program: Program, target: str, runtime: str, state: MachineState
     spec = spec or load_default()
     ctx = context(spec, target, runtime)
     yield from _program_violations(program, spec)
-    features = {feature: has_feature(program, feature, ctx, spec)
-                for feature in spec.model.features}
+    features = program_features(program, ctx, spec)
     for instruction in program.instructions:
         if instruction.name in spec.instructions:
             yield from _instruction_violations(instruction, program, ctx, state, spec, features)
@@ -177,14 +185,19 @@ def declared_kind(program: Program, register: str, spec: Spec) -> tuple[str, str
     return kind, (decl.return_type[0] if decl.return_type else "")
 
 
-def has_feature(program: Program, feature: str, ctx: Context, spec: Spec) -> bool:
-    """A feature of the model (spec/model.yaml ``features``) as a legality variable."""
-    described = spec.model.features[feature]
-    if described.global_flag is not None:
-        flag = described.global_flag
-        return any(d.name == "dcl_globalFlags" and flag in d.flags for d in program.declarations)
-    assert described.runtime_stages == "uav_stages"
-    return ctx.stage in spec.model.runtime(ctx.runtime).uav_stages
+def program_features(program: Program, ctx: Context, spec: Spec) -> dict[str, bool]:
+    """Every feature of the model (spec/model.yaml ``features``) as a legality variable: a
+    global flag the program declares, or the context's stage in a runtime's stage list."""
+    flags = {flag for d in program.declarations if d.name == "dcl_globalFlags"
+             for flag in d.flags}
+    features: dict[str, bool] = {}
+    for name, described in spec.model.features.items():
+        if described.global_flag is not None:
+            features[name] = described.global_flag in flags
+        else:
+            assert described.runtime_stages == "uav_stages"
+            features[name] = ctx.stage in spec.model.runtime(ctx.runtime).uav_stages
+    return features
 
 
 def instance_features(instruction: Instruction, program: Program, ctx: Context,

@@ -82,15 +82,15 @@ class Rule:
         """The rule's value in an environment: ``rule.evaluate(env)`` (compiled on first use)."""
         return compile_tree(self.tree, self.text)
 
-    def __getstate__(self) -> dict[str, object]:
-        # The compiled function is rebuilt on demand; it cannot be pickled.
-        return {k: v for k, v in self.__dict__.items() if k != "evaluate"}
+    @functools.cached_property
+    def holds(self) -> Callable[[Mapping[str, Value]], bool]:
+        """The rule as a condition: ``rule.holds(env)``, its truth value in ``env`` (a value that
+        is not a truth value is an error); compiled on first use."""
+        return compile_tree(self.tree, self.text, truth=True)  # type: ignore[return-value]
 
-    def holds(self, env: Mapping[str, Value]) -> bool:
-        value = self.evaluate(env)
-        if value.__class__ is not bool:
-            raise RuleError(f"expression {self.text!r} gives {value!r}, not a truth value")
-        return value
+    def __getstate__(self) -> dict[str, object]:
+        # The compiled functions are rebuilt on demand; they cannot be pickled.
+        return {k: v for k, v in self.__dict__.items() if k not in ("evaluate", "holds")}
 
 
 def parse_rule(text: str, *, where: str, known: frozenset[str] | None = None,
@@ -252,45 +252,77 @@ def evaluate(node: ast.expr, env: Mapping[str, Value], text: str) -> Value:
     raise RuleError(f"{text!r}: cannot evaluate {type(node).__name__}")
 
 
-def compile_tree(node: ast.expr, text: str) -> Evaluator:
+def compile_tree(node: ast.expr, text: str, *, truth: bool = False) -> Evaluator:
     """The whitelisted tree as a Python function, built once per rule.
 
-    The tree is rewritten into the body of ``lambda env: ...`` and compiled from the tree itself
-    (never from text); the only names it can reach are ``env`` and the helpers bound below.
-    Where Python's own operators would read a value differently from the rule language (a
+    The tree is rewritten into the body of ``def rule(env): ...`` and compiled from the tree
+    itself (never from text); the only names it can reach are ``env`` and the helpers bound
+    below. Where Python's own operators would read a value differently from the rule language (a
     string or a boolean used as a number, anything but a boolean as a truth value), the value
-    passes through the same checks as in :func:`evaluate`. Whenever the function raises (a
-    missing variable, a division by zero, an order between a string and a number, ...), the
-    reference walker :func:`evaluate` evaluates the rule again and raises its exact error, so
-    both give the same values and the same errors (``tests/test_rules_compiled.py``).
+    passes through the same checks as in :func:`evaluate`. Whenever the body raises (a missing
+    variable, a division by zero, an order between a string and a number, ...), the reference
+    walker :func:`evaluate` evaluates the rule again, inside the same function, and raises its
+    exact error, so both give the same values and the same errors
+    (``tests/test_rules_compiled.py``). With ``truth`` the function is :meth:`Rule.holds`: a
+    value that is not a truth value is an error naming the rule.
     """
-    try:
-        body = _Lowering(text).value(node)
-        arguments = ast.arguments(posonlyargs=[], args=[ast.arg("env")], kwonlyargs=[],
-                                  kw_defaults=[], defaults=[])
-        tree = ast.fix_missing_locations(ast.Expression(ast.Lambda(arguments, body)))
-        namespace: dict[str, object] = {"__builtins__": {}, **_LOWERED_HELPERS}
-        # Compiled from the tree, never from text; it can reach env and the helpers alone.
-        compiled = eval(compile(tree, "<rule>", "eval"), namespace)
-    except (RecursionError, MemoryError, SyntaxError):
-        compiled = None  # too deep for the compiler: the walker alone
-
     def reference(env: Mapping[str, Value]) -> Value:
         try:
             return evaluate(node, env, text)
         except RecursionError:
             raise RuleError(f"expression nested too deeply: {text[:60]!r}...") from None
 
-    if compiled is None:
-        return reference
-    fast: Evaluator = compiled
+    def not_truth(value: Value) -> bool:
+        raise RuleError(f"expression {text!r} gives {value!r}, not a truth value")
 
-    def rule(env: Mapping[str, Value]) -> Value:
-        try:
-            return fast(env)
-        except Exception:  # the reference walker names the error exactly
-            return reference(env)
-    return rule
+    try:
+        function = _function(_Lowering(text).value(node), truth)
+        namespace: dict[str, object] = {"__builtins__": {}, **_LOWERED_HELPERS,
+                                        "_reference": reference, "_not_truth": not_truth}
+        # Compiled from the tree, never from text; it can reach env and the helpers alone.
+        exec(compile(function, "<rule>", "exec"), namespace)
+    except (RecursionError, MemoryError, SyntaxError):  # too deep for the compiler
+        if not truth:
+            return reference
+
+        def walked(env: Mapping[str, Value]) -> Value:
+            value = reference(env)
+            return value if value.__class__ is bool else not_truth(value)
+        return walked
+    compiled: Evaluator = namespace["rule"]  # type: ignore[assignment]
+    return compiled
+
+
+def _function(body: ast.expr, truth: bool) -> ast.Module:
+    """``def rule(env)``: ``body``, or the reference walker when it raises; with ``truth``, a
+    result that is not a boolean goes to ``_not_truth`` (which raises)."""
+    def name(identifier: str) -> ast.Name:
+        return ast.Name(identifier, ast.Load())
+
+    result = ast.Name("_result", ast.Store())
+    attempt = ast.Try(
+        body=[ast.Assign(targets=[result], value=body)],
+        handlers=[ast.ExceptHandler(
+            type=name("_Exception"), name=None,
+            body=[ast.Assign(targets=[ast.Name("_result", ast.Store())],
+                             value=ast.Call(func=name("_reference"), args=[name("env")],
+                                            keywords=[]))])],
+        orelse=[], finalbody=[])
+    statements: list[ast.stmt] = [attempt]
+    if truth:
+        statements.append(ast.If(
+            test=ast.Compare(left=ast.Attribute(value=name("_result"), attr="__class__",
+                                                ctx=ast.Load()),
+                             ops=[ast.IsNot()], comparators=[name("_bool")]),
+            body=[ast.Return(ast.Call(func=name("_not_truth"), args=[name("_result")],
+                                      keywords=[]))],
+            orelse=[]))
+    statements.append(ast.Return(name("_result")))
+    arguments = ast.arguments(posonlyargs=[], args=[ast.arg("env")], kwonlyargs=[],
+                              kw_defaults=[], defaults=[])
+    definition = ast.FunctionDef(name="rule", args=arguments, body=statements,
+                                 decorator_list=[], returns=None, type_comment=None)
+    return ast.fix_missing_locations(ast.Module(body=[definition], type_ignores=[]))
 
 
 def _as_number(value: Value) -> int:
@@ -313,7 +345,7 @@ def _lowered_call(name: str, *args: int) -> Value:
 
 _LOWERED_HELPERS: Mapping[str, object] = {
     "_number": _as_number, "_truth": _as_truth, "_call": _lowered_call, "_i32": as_i32,
-    "_min": min, "_max": max, "_int": int, "_bool": bool,
+    "_min": min, "_max": max, "_int": int, "_bool": bool, "_Exception": Exception,
 }
 
 

@@ -427,9 +427,12 @@ def expected_from_json(doc: Any, where: str = "expect.state") -> ExpectedState:
 
 def exact(state: MachineState) -> ExpectedState:
     """The acceptance sets that hold exactly ``state``."""
-    return ExpectedState(
-        dict(state.registers),
-        {k: ExpectedResource(r.kind, r.data, r.stride, r.count, r.format,
-                             r.counter is not None, r.counter)
-         for k, r in state.resources.items()},
-        state.invocation)
+    return ExpectedState(dict(state.registers),
+                         {k: exact_resource(r) for k, r in state.resources.items()},
+                         state.invocation)
+
+
+def exact_resource(resource: Resource) -> ExpectedResource:
+    """The acceptance sets that hold exactly ``resource``."""
+    return ExpectedResource(resource.kind, resource.data, resource.stride, resource.count,
+                            resource.format, resource.counter is not None, resource.counter)

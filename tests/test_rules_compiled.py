@@ -1,6 +1,6 @@
-"""The compiled rule evaluator (``Rule.evaluate``) against the reference tree walker
-(``sm5.oracle.rules.evaluate``): same values, same errors, on every rule of the spec and on
-expressions that reach every node type and every error."""
+"""The compiled rule evaluator (``Rule.evaluate``, and ``Rule.holds`` for conditions) against the
+reference tree walker (``sm5.oracle.rules.evaluate``): same values, same errors, on every rule of
+the spec and on expressions that reach every node type and every error."""
 
 from __future__ import annotations
 
@@ -15,18 +15,24 @@ from sm5.oracle.rules import Rule, Value, evaluate, parse_rule
 from sm5.oracle.spec import load_default
 
 
-def spec_rules() -> Iterator[Rule]:
+def spec_conditions() -> Iterator[Rule]:
+    """The spec's rules read as truth values (``holds``)."""
     spec = load_default()
     for rule in spec.legality_rules():
         if rule.reject_if is not None:
             yield rule.reject_if
     for ins in spec.instructions.values():
+        for group in ins.semantics.groups:
+            yield group.scope
+            yield from (c.when for c in group.clauses)
+
+
+def spec_rules() -> Iterator[Rule]:
+    yield from spec_conditions()
+    for ins in load_default().instructions.values():
         sem = ins.semantics
         yield from (d.expr for d in sem.derived)
         yield from (r for r in (sem.assume, sem.address) if r is not None)
-        for group in sem.groups:
-            yield group.scope
-            yield from (c.when for c in group.clauses)
 
 
 def outcome(rule: Rule, env: Mapping[str, Value], compiled: bool) -> tuple[str, object]:
@@ -35,6 +41,19 @@ def outcome(rule: Rule, env: Mapping[str, Value], compiled: bool) -> tuple[str, 
     except RuleError as exc:
         return "error", str(exc)
     return "value", value
+
+
+def truth_outcome(rule: Rule, env: Mapping[str, Value], compiled: bool) -> tuple[str, object]:
+    """``rule.holds(env)``, or what it must give: the reference's value when it is a bool."""
+    if compiled:
+        try:
+            return "value", rule.holds(env)
+        except RuleError as exc:
+            return "error", str(exc)
+    kind, value = outcome(rule, env, False)
+    if kind == "value" and type(value) is not bool:
+        return "error", f"expression {rule.text!r} gives {value!r}, not a truth value"
+    return kind, value
 
 
 SAMPLES: tuple[Value, ...] = (0, 1, 2, 3, 4, 7, 8, 12, 16, 2047, 2048, 0xFFFFFFFF, 1 << 32,
@@ -53,6 +72,22 @@ def test_every_spec_rule_agrees_on_random_environments() -> None:
             if rng.random() < 0.05 and env:
                 env.pop(rng.choice(sorted(env)))  # a missing variable
             assert outcome(rule, env, True) == outcome(rule, env, False), (rule.text, env)
+
+
+def test_every_spec_condition_holds_as_the_reference_reads_it() -> None:
+    rng = random.Random(4321)
+    rules = list(spec_conditions())
+    assert len(rules) > 50
+    kinds = set()
+    for rule in rules:
+        for _ in range(200):
+            env = {name: rng.choice(SAMPLES) for name in rule.names}
+            if rng.random() < 0.05 and env:
+                env.pop(rng.choice(sorted(env)))
+            got = truth_outcome(rule, env, True)
+            assert got == truth_outcome(rule, env, False), (rule.text, env)
+            kinds.add((got[0], got[1] if got[0] == "value" else None))
+    assert kinds == {("value", True), ("value", False), ("error", None)}
 
 
 @pytest.mark.parametrize(("text", "env", "expected"), [
@@ -121,9 +156,35 @@ def test_short_circuit_matches_the_reference() -> None:
     assert outcome(rule, {"a": 0}, True) == outcome(rule, {"a": 0}, False)
 
 
+@pytest.mark.parametrize(("text", "env", "expected"), [
+    ("a < b", {"a": 1, "b": 2}, True),
+    ("a and b", {"a": 2, "b": 0}, False),
+    ("not a", {"a": 0}, True),
+    ("c", {"c": True}, True),
+    ("x if c else y", {"x": False, "y": True, "c": 0}, True),
+])
+def test_holds(text: str, env: dict[str, Value], expected: bool) -> None:
+    assert parse_rule(text, where="test").holds(env) is expected
+
+
+@pytest.mark.parametrize(("text", "env", "message"), [
+    ("a + 1", {"a": 1}, "gives 2, not a truth value"),
+    ("a", {"a": "u"}, "gives 'u', not a truth value"),
+    ("x if c else y", {"x": 1, "y": True, "c": 1}, "gives 1, not a truth value"),
+    ("a < b", {"a": "g", "b": 1}, "cannot order 'g' and 1"),
+    ("a and b", {"a": 1}, "variable 'b' has no value"),
+])
+def test_holds_errors(text: str, env: dict[str, Value], message: str) -> None:
+    rule = parse_rule(text, where="test")
+    with pytest.raises(RuleError, match=message):
+        rule.holds(env)
+
+
 def test_rule_pickles_after_evaluation() -> None:
     rule = parse_rule("a + 1 > b", where="test")
     assert rule.evaluate({"a": 1, "b": 1}) is True
+    assert rule.holds({"a": 1, "b": 1}) is True
     again = pickle.loads(pickle.dumps(rule))
     assert again.text == rule.text
     assert again.evaluate({"a": 0, "b": 1}) is False
+    assert again.holds({"a": 0, "b": 1}) is False

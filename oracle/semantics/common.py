@@ -13,34 +13,38 @@ from sm5.oracle.state import (
     ExpectedResource,
     ExpectedState,
     MachineState,
-    exact,
+    exact_resource,
 )
 
 
 @dataclass
 class Draft:
-    """A mutable working copy of the expected state, frozen again by :meth:`finish`."""
+    """A mutable working copy of the expected state, frozen again by :meth:`finish`.
+
+    ``words`` holds the words of each resource written so far (copied on its first write,
+    frozen into the resource by :meth:`finish`), so a write costs one list store."""
 
     registers: dict[str, list[Accept]]
     resources: dict[str, ExpectedResource | None]
     invocation: str
     fired: list[Clause] = field(default_factory=list)
+    words: dict[str, list[Accept]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, state: MachineState) -> Draft:
-        start = exact(state)
-        return cls({k: list(v) for k, v in start.registers.items()}, dict(start.resources),
-                   state.invocation)
+        """The draft of the acceptance sets that hold exactly ``state``."""
+        return cls({k: list(v) for k, v in state.registers.items()},
+                   {k: exact_resource(r) for k, r in state.resources.items()}, state.invocation)
 
     def write_word(self, register: str, word: int, value: int) -> None:
         res = self.resources[register]
         if res is None:
             return
-        words = list(res.words)
-        if not 0 <= word < len(words):
-            return  # a clipped access: words past the end of the resource are not written
-        words[word] = value
-        self.resources[register] = replace(res, words=tuple(words))
+        words = self.words.get(register)
+        if words is None:
+            words = self.words[register] = list(res.words)
+        if 0 <= word < len(words):  # a clipped access: words past the end are not written
+            words[word] = value
 
     def set_counter(self, register: str, value: Accept) -> None:
         """The final value of the hidden counter of ``register``'s view."""
@@ -68,7 +72,11 @@ class Draft:
 
     def finish(self) -> Execution:
         regs = {k: (v[0], v[1], v[2], v[3]) for k, v in self.registers.items()}
+        resources = self.resources
+        for register, words in self.words.items():
+            res = resources[register]
+            if res is not None:  # an undefined resource has no words
+                resources[register] = replace(res, words=tuple(words))
         clauses = tuple(dict.fromkeys(c.id for c in self.fired))
         return Execution(outcomes_of(tuple(self.fired)), clauses,
-                         ExpectedState(regs, self.resources, self.invocation))
-
+                         ExpectedState(regs, resources, self.invocation))
