@@ -90,9 +90,11 @@ PARTS: tuple[tuple[ModuleType | type, str, str], ...] = (
 )
 
 
-def timed_parts(files: Sequence[Path]) -> tuple[float, dict[str, float]]:
-    """One conformance run with a timer around each of :data:`PARTS`: (its time, each part's)."""
+def timed_parts(files: Sequence[Path]) -> tuple[float, dict[str, tuple[float, int]]]:
+    """One conformance run with a timer around each of :data:`PARTS`: (its time, each part's
+    time and number of calls)."""
     spent = dict.fromkeys((what for _, _, what in PARTS), 0.0)
+    calls = dict.fromkeys(spent, 0)
     # The attribute as stored (a class keeps its classmethod), to be put back as it was.
     originals = [(owner, name, vars(owner)[name]) for owner, name, _ in PARTS]
 
@@ -103,6 +105,7 @@ def timed_parts(files: Sequence[Path]) -> tuple[float, dict[str, float]]:
                 return function(*args, **kwargs)
             finally:
                 spent[what] += time.perf_counter() - start
+                calls[what] += 1
         timed.cache_clear = getattr(function, "cache_clear", None)  # type: ignore[attr-defined]
         return timed
 
@@ -111,7 +114,7 @@ def timed_parts(files: Sequence[Path]) -> tuple[float, dict[str, float]]:
             setattr(owner, name, timer(getattr(owner, name), what))
         start = time.perf_counter()
         conform(files)
-        return time.perf_counter() - start, spent
+        return time.perf_counter() - start, {what: (spent[what], calls[what]) for what in spent}
     finally:
         for owner, name, stored in originals:
             setattr(owner, name, stored)
@@ -149,10 +152,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.parts:
         total, spent = timed_parts(files)
         print(f"one run with a timer per part: {total:.3f} s")
-        for what, seconds in sorted(spent.items(), key=lambda item: -item[1]):
-            print(f"  {seconds:6.3f} s  {what}")
-        print(f"  {total - sum(spent.values()):6.3f} s  the rest (reading the files, JSON, "
-              "the engine's bookkeeping, the timers)")
+        for what, (seconds, calls) in sorted(spent.items(), key=lambda item: -item[1][0]):
+            print(f"  {seconds:6.3f} s  {calls:7d} calls  {what}")
+        rest = total - sum(seconds for seconds, _ in spent.values())
+        print(f"  {rest:6.3f} s  {'':13}  the rest (reading the files, JSON, the engine's "
+              "bookkeeping, the timers)")
     return 0 if typed <= args.budget else 1
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from sm5.conformance.guards import guard_sides, guards_kept, request_state
 from sm5.conformance.interface import Result
@@ -170,12 +170,18 @@ def representative(expected: ExpectedState, before: MachineState) -> dict[str, A
             _register(accepts, before.registers.get(key, (0, 0, 0, 0)))
     for key, res in expected.resources.items():
         original = before.resources[key]
-        body = resource_to_json(original)
-        if res is not None:
-            body["data"] = list(res.words) if _exact(res.words) else \
-                [_pick(w, original.data[i]) for i, w in enumerate(res.words)]
-            if res.has_counter:
-                body["counter"] = _pick(res.counter, original.counter or 0)
+        if res is None:
+            out[key] = resource_to_json(original)
+            continue
+        if res.words is original.data:  # not written: the words as they were
+            data = list(original.data)
+        elif _exact(res.words):
+            data = list(cast(tuple[int, ...], res.words))  # every word exact
+        else:
+            data = [_pick(w, original.data[i]) for i, w in enumerate(res.words)]
+        body = resource_to_json(original, data)
+        if res.has_counter:
+            body["counter"] = _pick(res.counter, original.counter or 0)
         out[key] = body
     if expected.invocation != "active":
         out["invocation"] = expected.invocation

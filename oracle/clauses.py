@@ -52,6 +52,8 @@ def fired_in(spec: InstructionSpec, env: Mapping[str, Value]) -> tuple[Clause, .
 def outcomes_of(clauses: tuple[Clause, ...]) -> tuple[str, ...]:
     """The union of the clauses' outcomes in vocabulary order (spec/model.yaml ``outcomes``)."""
     union = {o for c in clauses for o in c.outcomes}
+    if len(union) <= 1:
+        return tuple(union)
     known = tuple(o for o in load_default().model.outcome_names if o in union)
     if len(known) == len(union):  # every outcome is in the vocabulary (a loaded spec's are)
         return known

@@ -277,7 +277,7 @@ def compile_tree(node: ast.expr, text: str, *, truth: bool = False) -> Evaluator
 
     try:
         function = _function(_Lowering(text).value(node), truth)
-        namespace: dict[str, object] = {"__builtins__": {}, **_LOWERED_HELPERS,
+        namespace: dict[str, object] = {"__builtins__": {}, **LOWERED_HELPERS,
                                         "_reference": reference, "_not_truth": not_truth}
         # Compiled from the tree, never from text; it can reach env and the helpers alone.
         exec(compile(function, "<rule>", "exec"), namespace)
@@ -291,6 +291,17 @@ def compile_tree(node: ast.expr, text: str, *, truth: bool = False) -> Evaluator
         return walked
     compiled: Evaluator = namespace["rule"]  # type: ignore[assignment]
     return compiled
+
+
+def lowered(rule: Rule) -> ast.expr:
+    """The rule as a Python expression over ``env`` with the rule language's reading (the body
+    :func:`compile_tree` compiles), to be inlined into a larger generated function; it reaches
+    only ``env`` and the names of :data:`LOWERED_HELPERS`. Raises :class:`RuleError` for a tree
+    too deep to lower."""
+    try:
+        return _Lowering(rule.text).value(rule.tree)
+    except RecursionError:
+        raise RuleError(f"expression nested too deeply: {rule.text[:60]!r}...") from None
 
 
 def _function(body: ast.expr, truth: bool) -> ast.Module:
@@ -343,7 +354,8 @@ def _lowered_call(name: str, *args: int) -> Value:
     return _apply(name, list(args), name)
 
 
-_LOWERED_HELPERS: Mapping[str, object] = {
+#: The names a lowered rule reaches besides ``env``.
+LOWERED_HELPERS: Mapping[str, object] = {
     "_number": _as_number, "_truth": _as_truth, "_call": _lowered_call, "_i32": as_i32,
     "_min": min, "_max": max, "_int": int, "_bool": bool, "_Exception": Exception,
 }

@@ -255,8 +255,9 @@ def resource_from_json(doc: Any, where: str) -> Resource:
     return Resource(kind, words, stride, count, fmt, counter)
 
 
-def resource_to_json(res: Resource) -> dict[str, Any]:
-    out: dict[str, Any] = {"kind": res.kind, "data": list(res.data)}
+def resource_to_json(res: Resource, data: list[int] | None = None) -> dict[str, Any]:
+    """The JSON form of ``res``; ``data``, when given, replaces a copy of its words."""
+    out: dict[str, Any] = {"kind": res.kind, "data": list(res.data) if data is None else data}
     if res.kind == "structured":
         out["stride"], out["count"] = res.stride, res.count
     if res.kind == "typed":

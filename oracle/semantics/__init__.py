@@ -13,17 +13,17 @@ import math
 
 from sm5.oracle.bindings import (
     F64_LANES,
-    gather,
     lanes_of,
     operand_named,
     resource_of,
 )
-from sm5.oracle.clauses import address_of, fired_in, full_env, outcomes_of
+from sm5.oracle.clauses import address_of, outcomes_of
 from sm5.oracle.errors import ExecError
 from sm5.oracle.operands import components
 from sm5.oracle.program import COMPONENTS, Instruction, Program
 from sm5.oracle.rules import Value
 from sm5.oracle.semantics.common import Draft
+from sm5.oracle.semantics.lanes import evaluate_lane
 from sm5.oracle.spec import Clause, InstructionSpec, MemoryAccess, Model
 from sm5.oracle.state import (
     U32,
@@ -50,8 +50,7 @@ def run_instruction(instruction: Instruction, program: Program, state: MachineSt
     """The expected result of one legal instance, with the clauses that fired."""
     draft = Draft.of(state)
     for lane in lanes_of(spec, instruction):
-        env = full_env(spec.semantics, gather(spec, instruction, state, lane))
-        fired = fired_in(spec, env)
+        env, fired = evaluate_lane(spec, instruction, state, lane)
         draft.fired.extend(fired)
         _apply(spec, model, instruction, state, draft, env, fired, lane)
     return draft.finish()
