@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from sm5.oracle.errors import ExecError
+from sm5.oracle.legality_checks import ChecksFunction, generate_checks
 from sm5.oracle.program import Declaration, Instruction, Operand, Program
 from sm5.oracle.rules import Value
 from sm5.oracle.spec import (
@@ -204,7 +205,7 @@ def instance_features(instruction: Instruction, program: Program, ctx: Context,
                       state: MachineState | None, spec: Spec, features: Mapping[str, bool]
                       ) -> dict[str, Value]:
     """The variables legality rules read (see ``sm5.oracle.spec.instance_features``);
-    ``features`` are the program's (`has_feature`)."""
+    ``features`` are the program's (`program_features`)."""
     ins = spec.instructions[instruction.name]
     env: dict[str, Value] = {
         "target": ctx.target, "stage": ctx.stage, "model": ctx.model, "runtime": ctx.runtime,
@@ -213,22 +214,27 @@ def instance_features(instruction: Instruction, program: Program, ctx: Context,
     for flag in ins.flags:
         env[FLAG_FEATURE + flag.name] = flag.name in instruction.flags
     for op_spec, op in zip(ins.operands, instruction.operands, strict=True):
-        resource = op.file in spec.model.resource_files
-        kind, rtype = declared_kind(program, op.register, spec) if resource else ("", "")
-        fmt = counter = ""
-        if state is not None and op.register in state.resources:
-            fmt = state.resources[op.register].format
-            counter = "absent" if state.resources[op.register].counter is None else "present"
-        selection = op.selection
-        values: tuple[Value, ...] = (  # in OPERAND_FEATURES order
-            op.file, -1 if op.index is None else op.index,
+        values = operand_features(op, program, state, spec)
+        for names in op_spec.feature_names:
+            env.update(zip(names, values, strict=True))
+    return env
+
+
+def operand_features(op: Operand, program: Program, state: MachineState | None, spec: Spec
+                     ) -> tuple[Value, ...]:
+    """One operand's legality variables, in ``OPERAND_FEATURES`` order (``sm5.oracle.spec``)."""
+    resource = op.file in spec.model.resource_files
+    kind, rtype = declared_kind(program, op.register, spec) if resource else ("", "")
+    fmt = counter = ""
+    if state is not None and op.register in state.resources:
+        fmt = state.resources[op.register].format
+        counter = "absent" if state.resources[op.register].counter is None else "present"
+    selection = op.selection
+    return (op.file, -1 if op.index is None else op.index,
             op.components if selection == "mask" else "",
             op.components if selection == "swizzle" else "",
             op.components if selection == "select" else "",
             op.neg, op.abs, kind, rtype, fmt, counter)
-        for names in op_spec.feature_names:
-            env.update(zip(names, values, strict=True))
-    return env
 
 
 def _table_check(rule: LegalityRule, ins: InstructionSpec, instruction: Instruction,
@@ -274,6 +280,24 @@ def _instruction_violations(instruction: Instruction, program: Program, ctx: Con
     unknown = sorted(set(instruction.flags) - set(ins.flag_names)) if instruction.flags else []
     if unknown:
         raise ExecError(f"{ins.name} has no suffix flag(s) {', '.join(unknown)}")
+    checks = generated_checks(ins)
+    if checks is not None:
+        try:
+            broken: list[LegalityRule] | None = checks(instruction, program, ctx, state, spec,
+                                                       features)
+        except Exception:  # the interpreter below decides, and names the error if there is one
+            broken = None
+        if broken is not None:
+            yield from broken
+            return
+    yield from interpreted_rules(ins, instruction, program, ctx, state, spec, features)
+
+
+def interpreted_rules(ins: InstructionSpec, instruction: Instruction, program: Program,
+                      ctx: Context, state: MachineState | None, spec: Spec,
+                      features: Mapping[str, bool]) -> Iterator[LegalityRule]:
+    """The instruction's rules the instance breaks, in order, decided one rule at a time (the
+    reference of the generated checks)."""
     env: dict[str, Value] | None = None
     for rule in ins.rules:
         if rule.check == "expr":
@@ -284,3 +308,17 @@ def _instruction_violations(instruction: Instruction, program: Program, ctx: Con
                 yield rule
         elif _table_check(rule, ins, instruction, program, ctx, spec):
             yield rule
+
+
+def generated_checks(ins: InstructionSpec) -> ChecksFunction | None:
+    """The instruction's generated checks (``sm5.oracle.legality_checks``), built on first use;
+    None when they cannot be generated (the interpreter alone decides then)."""
+    known = _generated.get(id(ins))
+    if known is None or known[0] is not ins:
+        known = _generated[id(ins)] = (ins, generate_checks(
+            ins, {"table_check": _table_check, "features": instance_features,
+                  "operand_features": operand_features}))
+    return known[1]
+
+
+_generated: dict[int, tuple[InstructionSpec, ChecksFunction | None]] = {}
