@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from sm5.oracle import float64
+from sm5.oracle.codegen import located
 from sm5.oracle.errors import RuleError
 
 Value = int | bool | str
@@ -333,7 +334,7 @@ def _function(body: ast.expr, truth: bool) -> ast.Module:
                               kw_defaults=[], defaults=[])
     definition = ast.FunctionDef(name="rule", args=arguments, body=statements,
                                  decorator_list=[], returns=None, type_comment=None)
-    return ast.fix_missing_locations(ast.Module(body=[definition], type_ignores=[]))
+    return located(ast.Module(body=[definition], type_ignores=[]))
 
 
 def _as_number(value: Value) -> int:
@@ -350,14 +351,32 @@ def _as_truth(value: Value) -> bool:
     return bool(value)
 
 
-def _lowered_call(name: str, *args: int) -> Value:
-    return _apply(name, list(args), name)
+def _lowered_function(name: str) -> Callable[..., Value]:
+    """The helper ``name`` of :data:`FUNCTIONS` as a lowered rule calls it: its arguments'
+    widths checked as in :func:`_apply` (an error goes to the reference walker, which names it)."""
+    arity, width, function = FUNCTIONS[name]
+    limit = 1 << width
+    if arity == 1:
+        def one(a: int) -> Value:
+            if 0 <= a < limit:
+                return function(a)
+            return _apply(name, [a], name)
+        return one
+    if arity == 2:
+        def two(a: int, b: int) -> Value:
+            if 0 <= a < limit and 0 <= b < limit:
+                return function(a, b)
+            return _apply(name, [a, b], name)
+        return two
+    return lambda *args: _apply(name, list(args), name)
 
 
-#: The names a lowered rule reaches besides ``env``.
+#: The names a lowered rule reaches besides ``env``: checks, ``min``, ``max``, ``i32`` and each
+#: helper of :data:`FUNCTIONS` as ``_fn_<name>``.
 LOWERED_HELPERS: Mapping[str, object] = {
-    "_number": _as_number, "_truth": _as_truth, "_call": _lowered_call, "_i32": as_i32,
+    "_number": _as_number, "_truth": _as_truth, "_i32": as_i32,
     "_min": min, "_max": max, "_int": int, "_bool": bool, "_Exception": Exception,
+    **{f"_fn_{name}": _lowered_function(name) for name in FUNCTIONS},
 }
 
 
@@ -401,8 +420,7 @@ class _Lowering:
             name = node.func.id
             if name in ("min", "max", "i32"):
                 return ast.Call(func=ast.Name(f"_{name}", ast.Load()), args=args, keywords=[])
-            return ast.Call(func=ast.Name("_call", ast.Load()),
-                            args=[ast.Constant(name), *args], keywords=[])
+            return ast.Call(func=ast.Name(f"_fn_{name}", ast.Load()), args=args, keywords=[])
         raise RuleError(f"{self.text!r}: cannot evaluate {type(node).__name__}")
 
     def number(self, node: ast.expr) -> ast.expr:
