@@ -180,7 +180,11 @@ def iter_selected(files: Iterable[Path], shard: Shard | None = None,
 def run_vector(impl: Implementation, vector: Vector,
                expectations: Expectations = NONE) -> Verdict:
     """Run one vector (unless skipped or not applicable) and judge the answer."""
-    capabilities = frozenset(impl.capabilities)
+    return _run_one(impl, vector, expectations, frozenset(impl.capabilities))
+
+
+def _run_one(impl: Implementation, vector: Vector, expectations: Expectations,
+             capabilities: frozenset[str]) -> Verdict:
     expectation = expectations.lookup(vector)
     early = early_verdict(vector, expectation, capabilities)
     if early is not None:
@@ -211,11 +215,11 @@ def run_vectors(impl: Implementation, vectors: Iterable[Vector],
     """Every vector with its verdict, in order: `run_vector` one by one, or through
     ``run_batch`` in runs of up to :data:`RUN_BATCH` applicable vectors when the
     implementation batches (the verdicts are the same)."""
+    capabilities = frozenset(impl.capabilities)
     if not isinstance(impl, Batching):
         for vector in vectors:
-            yield vector, run_vector(impl, vector, expectations)
+            yield vector, _run_one(impl, vector, expectations, capabilities)
         return
-    capabilities = frozenset(impl.capabilities)
     pending: list[Vector] = []  # as sent: with guard words
     ready: list[tuple[Vector, Expectation | None, Verdict | None]] = []
 
