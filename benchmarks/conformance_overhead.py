@@ -17,10 +17,10 @@ The spec is loaded once before timing (a run loads it once too); the functions t
 generates from it (each rule compiled, each instruction's lane and legality functions) are built
 in the first round and kept, as by every later run of a process (a fresh process pays about
 0.1 s for them once). Prints the three times, the vectors per second of each and the two ratios;
-exits 1 when conformance / typed decode exceeds ``--budget`` (default 2, the aim). ``--parts`` then times one more conformance run with a timer
-around each part of its path (:data:`PARTS`) and prints where its time goes and how many calls
-each part took (the timers add a little time of their own, so that run is slower than the best
-one).
+exits 1 when conformance / typed decode exceeds ``--budget`` (default 2, the aim). ``--parts``
+then times one more conformance run with a timer around each part of its path (:data:`PARTS`)
+and prints where its time goes and how many calls each part took (the timers add a little time
+of their own, so that run is slower than the best one).
 
     python benchmarks/conformance_overhead.py [--vectors PATH ...] [--repeat 3] [--budget 2]
                                               [--parts]
