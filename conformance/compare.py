@@ -93,7 +93,7 @@ def verdict_without_running(vector: Vector, expectations: Expectations,
 
 def early_verdict(vector: Vector, expectation: Expectation | None,
                   capabilities: frozenset[str]) -> Verdict | None:
-    """`verdict_without_running` with the vector's expectation looked up."""
+    """`verdict_without_running`, given the vector's expectation (already looked up)."""
     if expectation is not None and expectation.status in ("skip", "unsupported"):
         return Verdict("skip" if expectation.status == "skip" else "unsupported",
                        expectation.describe())

@@ -1,10 +1,11 @@
 """Building the oracle's generated functions: a few :mod:`ast` constructors and the compile step.
 
-Generated functions (``sm5.oracle.semantics.lanes``, ``sm5.oracle.legality_checks``) are fast
-paths over the spec's data: their bodies are built from the spec's checked rule trees and from
-constants, never from text, and they reach only the names their namespace binds. Each one raises
-:class:`GiveUp` (or any other error) where it cannot decide, and its caller then asks the
-interpreter, which stays the reference.
+Generated functions (each rule's in ``sm5.oracle.rules.compile_tree``, each instruction's in
+``sm5.oracle.semantics.lanes`` and ``sm5.oracle.legality_checks``) are fast paths over the spec's
+data: their bodies are built from the spec's checked rule trees and from constants, never from
+text, and they reach only the names their namespace binds. Where one cannot decide it raises
+(:class:`GiveUp`, or the error of the case), and the interpreter, which stays the reference,
+decides instead.
 """
 
 from __future__ import annotations

@@ -127,8 +127,9 @@ def _test(ins: InstructionSpec, rule: LegalityRule, number: int, namespace: dict
     table = ins.operands[position]
     operand = f"_op{position}"
     files = f"_files{position}"
-    namespace[files] = frozenset(table.files)
-    body.append(cg.assign(operand, cg.index(cg.name("_ops"), position)))
+    if files not in namespace:  # the operand's first table check: read it once
+        namespace[files] = frozenset(table.files)
+        body.append(cg.assign(operand, cg.index(cg.name("_ops"), position)))
     in_files = ast.Compare(left=cg.attribute(cg.name(operand), "file"), ops=[ast.In()],
                            comparators=[cg.name(files)])
     if rule.check == "file":

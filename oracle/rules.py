@@ -15,8 +15,8 @@ import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from sm5.oracle import codegen as cg
 from sm5.oracle import float64
-from sm5.oracle.codegen import located
 from sm5.oracle.errors import RuleError
 
 Value = int | bool | str
@@ -277,11 +277,10 @@ def compile_tree(node: ast.expr, text: str, *, truth: bool = False) -> Evaluator
         raise RuleError(f"expression {text!r} gives {value!r}, not a truth value")
 
     try:
-        function = _function(_Lowering(text).value(node), truth)
-        namespace: dict[str, object] = {"__builtins__": {}, **LOWERED_HELPERS,
-                                        "_reference": reference, "_not_truth": not_truth}
         # Compiled from the tree, never from text; it can reach env and the helpers alone.
-        exec(compile(function, "<rule>", "exec"), namespace)
+        compiled: Evaluator = cg.build(
+            "rule", ("env",), _body(_Lowering(text).value(node), truth), "<rule>",
+            {**LOWERED_HELPERS, "_reference": reference, "_not_truth": not_truth})
     except (RecursionError, MemoryError, SyntaxError):  # too deep for the compiler
         if not truth:
             return reference
@@ -290,7 +289,6 @@ def compile_tree(node: ast.expr, text: str, *, truth: bool = False) -> Evaluator
             value = reference(env)
             return value if value.__class__ is bool else not_truth(value)
         return walked
-    compiled: Evaluator = namespace["rule"]  # type: ignore[assignment]
     return compiled
 
 
@@ -305,36 +303,22 @@ def lowered(rule: Rule) -> ast.expr:
         raise RuleError(f"expression nested too deeply: {rule.text[:60]!r}...") from None
 
 
-def _function(body: ast.expr, truth: bool) -> ast.Module:
-    """``def rule(env)``: ``body``, or the reference walker when it raises; with ``truth``, a
-    result that is not a boolean goes to ``_not_truth`` (which raises)."""
-    def name(identifier: str) -> ast.Name:
-        return ast.Name(identifier, ast.Load())
-
-    result = ast.Name("_result", ast.Store())
+def _body(value: ast.expr, truth: bool) -> list[ast.stmt]:
+    """The statements of ``def rule(env)``: ``value``, or the reference walker's when it raises;
+    with ``truth``, a result that is not a boolean goes to ``_not_truth`` (which raises)."""
     attempt = ast.Try(
-        body=[ast.Assign(targets=[result], value=body)],
-        handlers=[ast.ExceptHandler(
-            type=name("_Exception"), name=None,
-            body=[ast.Assign(targets=[ast.Name("_result", ast.Store())],
-                             value=ast.Call(func=name("_reference"), args=[name("env")],
-                                            keywords=[]))])],
+        body=[cg.assign("_result", value)],
+        handlers=[ast.ExceptHandler(type=cg.name("_Exception"), name=None, body=[
+            cg.assign("_result", cg.call("_reference", cg.name("env")))])],
         orelse=[], finalbody=[])
     statements: list[ast.stmt] = [attempt]
     if truth:
+        kind = ast.Attribute(value=cg.name("_result"), attr="__class__", ctx=ast.Load())
         statements.append(ast.If(
-            test=ast.Compare(left=ast.Attribute(value=name("_result"), attr="__class__",
-                                                ctx=ast.Load()),
-                             ops=[ast.IsNot()], comparators=[name("_bool")]),
-            body=[ast.Return(ast.Call(func=name("_not_truth"), args=[name("_result")],
-                                      keywords=[]))],
-            orelse=[]))
-    statements.append(ast.Return(name("_result")))
-    arguments = ast.arguments(posonlyargs=[], args=[ast.arg("env")], kwonlyargs=[],
-                              kw_defaults=[], defaults=[])
-    definition = ast.FunctionDef(name="rule", args=arguments, body=statements,
-                                 decorator_list=[], returns=None, type_comment=None)
-    return located(ast.Module(body=[definition], type_ignores=[]))
+            test=ast.Compare(left=kind, ops=[ast.IsNot()], comparators=[cg.name("_bool")]),
+            body=[ast.Return(cg.call("_not_truth", cg.name("_result")))], orelse=[]))
+    statements.append(ast.Return(cg.name("_result")))
+    return statements
 
 
 def _as_number(value: Value) -> int:

@@ -426,13 +426,6 @@ def expected_from_json(doc: Any, where: str = "expect.state") -> ExpectedState:
     return ExpectedState(registers, resources, invocation)
 
 
-def exact(state: MachineState) -> ExpectedState:
-    """The acceptance sets that hold exactly ``state``."""
-    return ExpectedState(dict(state.registers),
-                         {k: exact_resource(r) for k, r in state.resources.items()},
-                         state.invocation)
-
-
 def exact_resource(resource: Resource) -> ExpectedResource:
     """The acceptance sets that hold exactly ``resource``."""
     return ExpectedResource(resource.kind, resource.data, resource.stride, resource.count,

@@ -121,12 +121,13 @@ class _Builder:
 
     def _values(self, operand: str) -> tuple[list[ast.stmt], ast.expr]:
         """The statements reading a source operand's four components (once), and their name."""
-        identifier = f"_src{self.spec.operand_positions.get(operand, -1)}"
+        source = self._operand(operand)
+        identifier = f"_src{self.spec.operand_positions[operand]}"
         if operand in self.read:
             return [], cg.name(identifier)
         self.read.add(operand)
-        return [cg.assign(identifier, cg.call("_components", self._operand(operand),
-                                              cg.name("state")))], cg.name(identifier)
+        return [cg.assign(identifier, cg.call("_components", source, cg.name("state")))], \
+            cg.name(identifier)
 
     def _input(self, key: str, binding: Binding) -> list[ast.stmt]:
         kind = binding.kind
