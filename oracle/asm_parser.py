@@ -40,6 +40,7 @@ from sm5.oracle.errors import AsmError, SpecError
 from sm5.oracle.program import (
     COMPONENTS,
     IMMEDIATE_BITS,
+    NULL_FILE,
     Declaration,
     Instruction,
     Line,
@@ -494,6 +495,11 @@ def _place(cur: _Cursor, raw: _RawOperand, slot: OperandSlot, instruction: str,
     selection = slot.selection
     if op.is_immediate:
         components = ""
+    elif op.file == NULL_FILE:  # the null register holds no components: nothing to select
+        if letters is not None:
+            raise cur.error(f"the null register takes no component selection ({what})",
+                            raw.letters_column - 1)
+        selection, components = "none", ""
     elif selection == "none":
         if letters is not None:
             raise cur.error(f"{what} takes no component selection", raw.letters_column - 1)

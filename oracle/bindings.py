@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from sm5.oracle.clauses import address_of
 from sm5.oracle.errors import ExecError
 from sm5.oracle.operands import components
-from sm5.oracle.program import COMPONENTS, Instruction, Operand
+from sm5.oracle.program import COMPONENTS, NULL_FILE, Instruction, Operand
 from sm5.oracle.rules import Value
 from sm5.oracle.spec import LANE_COMPONENT, Binding, InstructionSpec, Semantics
 from sm5.oracle.state import MachineState, Resource, join64
@@ -37,18 +37,37 @@ def resource_of(state: MachineState, op: Operand) -> Resource:
 
 
 def lanes_of(spec: InstructionSpec, instruction: Instruction) -> tuple[int, ...]:
-    """The lanes an instruction evaluates: every double of its lane operand's mask, or (0,)."""
+    """The lanes an instruction evaluates: the union of its lane destinations' lanes (a
+    ``null`` destination has none), or (0,) for an instruction without lanes."""
     lanes = spec.semantics.lanes
     if lanes is None:
         return (0,)
-    return lanes_in_mask(lanes.type, operand_named(spec, instruction, lanes.operand).components)
+    masks = [op.components for op in (operand_named(spec, instruction, name)
+                                      for name in lanes.operands) if op.file != NULL_FILE]
+    if len(masks) == 1:
+        return lanes_in_mask(lanes.type, masks[0])
+    return tuple(sorted({lane for mask in masks for lane in lanes_in_mask(lanes.type, mask)}))
 
 
 def lanes_in_mask(kind: str, mask: str) -> tuple[int, ...]:
-    """The lanes a write mask holds: its doubles (``f64``) or its components (``u32``)."""
+    """The lanes a write mask holds: its components by position (``component``), its doubles
+    (``f64``) or its components by rank (``u32``, the k-th result for the k-th double)."""
+    if kind == "component":
+        return tuple(COMPONENTS.index(c) for c in mask)
     if kind == "u32":
         return tuple(range(len(mask)))
     return tuple(k for k, letters in enumerate(F64_LANES) if letters in mask)
+
+
+def lane_components(kind: str, mask: str, lane: int) -> str:
+    """The components of ``mask`` a lane writes: its own (``component``), its double's pair
+    (``f64``), the mask's ``lane``-th component (``u32``); "" where the mask lacks them."""
+    if kind == "component":
+        letter = COMPONENTS[lane]
+        return letter if letter in mask else ""
+    if kind == "u32":
+        return mask[lane] if lane < len(mask) else ""
+    return F64_LANES[lane] if F64_LANES[lane] in mask else ""
 
 
 def reach(memory: Operand, mask: str) -> int:

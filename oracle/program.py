@@ -19,6 +19,9 @@ COMPONENTS = "xyzw"
 #: ``d(...)`` 1 or 2 doubles as 64-bit patterns (D3D10_SB_OPERAND_TYPE_IMMEDIATE32 / 64).
 IMMEDIATE_BITS: dict[str, int] = {"l": 32, "d": 64}
 
+#: The null register (D3D10_SB_OPERAND_TYPE_NULL): a destination whose result is discarded.
+NULL_FILE = "null"
+
 
 @dataclass(frozen=True)
 class Operand:

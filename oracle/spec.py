@@ -75,6 +75,8 @@ class RegisterFile:
     components: int
     stages: tuple[str, ...]
     shared: bool = False
+    #: The null register: a destination that discards its result.
+    discards: bool = False
 
 
 @dataclass(frozen=True)
@@ -361,18 +363,29 @@ class MemoryAccess:
     kernel: Rule | None
 
 
+#: The lane types (``lanes.type``): what a lane is and which destination components it writes.
+#: ``component``: each written component of the destinations' masks, numbered by its position
+#: (x 0 .. w 3); a source is read at the same post-swizzle position. ``f64``: each written
+#: double (.xy is lane 0, .zw lane 1). ``u32``: a 32-bit result per double, lane k being the
+#: k-th component of the mask (a double comparison writes its first double's result to the
+#: first masked component).
+LANE_TYPES = ("component", "f64", "u32")
+
+
 @dataclass(frozen=True)
 class Lanes:
-    """One evaluation per lane of ``operand``'s write mask.
+    """One evaluation per lane of the write masks of ``operands`` (the destinations), of the
+    kind ``type`` names (:data:`LANE_TYPES`): a lane is the union over those destinations (a
+    ``null`` destination has none)."""
 
-    ``f64``: a double is written per lane, .xy is lane 0 and .zw lane 1. ``u32``: one 32-bit
-    component is written per lane, lane k being the k-th component of the mask (a double
-    comparison writes its first double's result to the first masked component).
-    """
-
-    operand: str
+    operands: tuple[str, ...]
     type: str
     text: str
+
+    @property
+    def operand(self) -> str:
+        """The first destination the lanes range over."""
+        return self.operands[0]
 
 
 @dataclass(frozen=True)
@@ -381,6 +394,12 @@ class RegisterResult:
 
     operand: str
     value: str
+
+
+#: ``write_order``: the results are written in the order listed (the last wins where two
+#: destinations share a register component), or in an order the sources leave open (the
+#: component accepts each result's value).
+WRITE_ORDERS = ("any", "listed")
 
 
 @dataclass(frozen=True)
@@ -408,8 +427,16 @@ class Semantics:
     groups: tuple[Group, ...]
     lanes: Lanes | None
     memory: MemoryAccess | None = None
-    result: RegisterResult | None = None
+    #: The destinations receiving a derived value per lane, in the order listed.
+    results: tuple[RegisterResult, ...] = ()
     counter: CounterUpdate | None = None
+    #: See :data:`WRITE_ORDERS`.
+    write_order: str = "any"
+
+    @property
+    def result(self) -> RegisterResult | None:
+        """The first result (the only one of a one-destination instruction), or None."""
+        return self.results[0] if self.results else None
 
     def input(self, name: str) -> Input:
         for item in self.inputs:
@@ -651,7 +678,7 @@ def _build_model(doc: Mapping[str, Any]) -> Model:
                        for r in doc["runtimes"]),
         register_files=tuple(
             RegisterFile(f["name"], f["title"], f["components"], tuple(f["stages"]),
-                         f.get("shared", False))
+                         f.get("shared", False), f.get("discards", False))
             for f in doc["register_files"]),
         resource_kinds=tuple(ResourceKind(k["file"], k["kind"], k["declaration"])
                              for k in doc["resource_kinds"]),
@@ -895,22 +922,39 @@ def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
                             where=where)
     lanes = None
     if "lanes" in doc:
-        lanes = Lanes(doc["lanes"]["operand"], doc["lanes"]["type"], doc["lanes"]["text"])
+        lane_doc = doc["lanes"]
+        named = tuple(lane_doc["operands"]) if "operands" in lane_doc else (lane_doc["operand"],)
+        lanes = Lanes(named, lane_doc["type"], lane_doc["text"])
+        for name in lanes.operands:
+            if name not in operands:
+                raise SpecError(f"semantics.lanes: no operand named {name!r}", where=where)
     for group in groups:
         for clause in group.clauses:
             wrong = clause.accept is not None and (lanes is None or (
                 clause.accept != "one_of"
-                and clause.accept.startswith("f32_") != (lanes.type == "u32")))
+                and clause.accept.startswith("f32_") != (lanes.type != "f64")))
             if wrong:
                 kind = f"{lanes.type} lanes" if lanes is not None else "no lanes"
                 raise SpecError(f"clause {clause.id}: acceptance form {clause.accept} does not "
                                 f"fit the semantics' {kind} (f64_* forms judge a double lane, "
                                 "f32_* forms a 32-bit lane)", where=where)
-    result = None
-    if "result" in doc:
-        result = RegisterResult(doc["result"]["operand"], doc["result"]["value"])
+    if "result" in doc and "results" in doc:
+        raise SpecError("semantics: result and results are two spellings of one field; give "
+                        "one", where=where)
+    results = tuple(RegisterResult(r["operand"], r["value"])
+                    for r in ([doc["result"]] if "result" in doc else doc.get("results", ())))
+    for result in results:
         if result.value not in names:
             raise SpecError(f"semantics.result: unknown value {result.value!r}", where=where)
+        if result.operand not in operands or operands[result.operand].role != "dst":
+            raise SpecError(f"semantics.result: {result.operand!r} is not a destination "
+                            "operand", where=where)
+    if len({r.operand for r in results}) != len(results):
+        raise SpecError("semantics.results: a destination is named twice", where=where)
+    if len(results) > 1 and (lanes is None or not set(lanes.operands) <= {
+            r.operand for r in results}):
+        raise SpecError("semantics.results: several destinations need lanes over them "
+                        "(lanes.operands: the results' destinations)", where=where)
     counter = None
     if "counter" in doc:
         counter = CounterUpdate(doc["counter"]["operand"], doc["counter"]["value"])
@@ -926,7 +970,8 @@ def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
         address=_rule(doc["address"], f"{where}: address", names, limits) if "address" in doc
         else None,
         address_source=_src(doc["address_source"]) if "address_source" in doc else None,
-        groups=tuple(groups), lanes=lanes, memory=memory, result=result, counter=counter)
+        groups=tuple(groups), lanes=lanes, memory=memory, results=results, counter=counter,
+        write_order=doc.get("write_order", "any"))
 
 
 def _build_declarations(doc: Mapping[str, Any], path: Path, model: Model) -> Declarations:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from sm5.oracle.asm import format_line, format_program, parse_line, parse_program
 from sm5.oracle.errors import AsmError
-from sm5.oracle.program import Declaration, Instruction, Line, Operand, Program
+from sm5.oracle.program import NULL_FILE, Declaration, Instruction, Line, Operand, Program
 from sm5.oracle.spec import AuxInstruction, AuxOperand, Spec, load_default
 
 SPEC = load_default()
@@ -329,7 +329,7 @@ def test_grammar_comes_from_the_spec() -> None:
     """An instruction added to the spec's data parses and prints with no code change."""
     extra = AuxInstruction("imax", 0x24, (
         AuxOperand("dst", "dst", "mask"), AuxOperand("a", "src", "swizzle"),
-        AuxOperand("b", "src", "select")), SPEC.auxiliary["mov"].source)
+        AuxOperand("b", "src", "select")), SPEC.auxiliary["ret"].source)
     spec: Spec = dataclasses.replace(SPEC, auxiliary={**SPEC.auxiliary, "imax": extra})
     ins = parse_line("imax r0.xy, -r1.yx, l(3)", spec=spec)
     assert ins == Instruction("imax", (r(0, "mask", "xy"), r(1, "swizzle", "yxxx", neg=True),
@@ -384,7 +384,7 @@ ERRORS = [
     ("mov r0,", 8, "expected an operand, got end of line"),
     ("mov r0, , r1", 9, "expected an operand"),
     ("mov r0, s0", 9, "expected an operand (r#, u#, g#, t#, l(...), d(...), "
-     "vThreadIDInGroupFlattened), "
+     "vThreadIDInGroupFlattened, null), "
      "got 's0'"),
     ("mov r0, r", 10, "expected a register number after 'r'"),
     ("mov r0, r99999999999", 10, "register index '99999999999' of r# out of range"),
@@ -498,6 +498,8 @@ def operands(draw: st.DrawFn, role: str, selection: str) -> Operand:
         doubles = draw(st.lists(u64, min_size=1, max_size=2))
         return Operand("d", None, tuple(doubles), selection, "")  # type: ignore[arg-type]
     index = draw(u32) if len(file) == 1 else None
+    if file == NULL_FILE:  # the null register holds no components
+        return Operand(file, None, (), "none", "")
     if selection == "mask":
         chosen = draw(st.sets(st.sampled_from(COMPONENTS), min_size=1))
         components = "".join(c for c in COMPONENTS if c in chosen)

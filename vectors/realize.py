@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from sm5.oracle.bindings import lanes_in_mask
 from sm5.oracle.clauses import address_of
-from sm5.oracle.program import COMPONENTS
+from sm5.oracle.program import COMPONENTS, NULL_FILE
 from sm5.oracle.rules import Value
 from sm5.oracle.spec import LANE_COMPONENT, InstructionSpec, Spec
 from sm5.oracle.state import split64
@@ -107,8 +107,10 @@ def _lanes(spec: Spec, shape: Shape) -> tuple[int, ...]:
     ins = spec.instruction(shape.instruction)
     if ins.semantics.lanes is None:
         return (0,)
-    mask = shape.slots[_position(ins, ins.semantics.lanes.operand)].components
-    return lanes_in_mask(ins.semantics.lanes.type, mask)
+    lanes = ins.semantics.lanes
+    slots = [shape.slots[_position(ins, name)] for name in lanes.operands]
+    return tuple(sorted({lane for slot in slots if slot.file != NULL_FILE
+                         for lane in lanes_in_mask(lanes.type, slot.components)}))
 
 
 def _dims(p: Point, kind: str, fields: Mapping[str, str] | None = None) -> Dims:

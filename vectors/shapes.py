@@ -326,8 +326,9 @@ def moves(spec: Spec, shape: Shape) -> Iterator[Move]:
     ins = spec.instruction(shape.instruction)
     runtime = spec.model.runtime(shape.runtime)
     target = spec.model.target(shape.target)
+    kept = tuple(f.name for f in spec.model.register_files if not f.discards)
     for i, (op, slot) in enumerate(zip(ins.operands, shape.slots, strict=True)):
-        for file in spec.model.file_names:
+        for file in kept:
             if file != slot.file:
                 slot2 = _retarget_slot(spec, shape.instruction, op, slot, file)
                 yield Move(f"{op.name} file {file}", shape.with_slot(i, slot2))

@@ -10,9 +10,10 @@ Nothing here is specific to one instruction.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from sm5.oracle.bindings import (
-    F64_LANES,
+    lane_components,
     lanes_of,
     operand_named,
     resource_of,
@@ -20,7 +21,7 @@ from sm5.oracle.bindings import (
 from sm5.oracle.clauses import address_of, outcomes_of
 from sm5.oracle.errors import ExecError
 from sm5.oracle.operands import components
-from sm5.oracle.program import COMPONENTS, Instruction, Program
+from sm5.oracle.program import COMPONENTS, NULL_FILE, Instruction, Program
 from sm5.oracle.rules import Value
 from sm5.oracle.semantics.common import Draft
 from sm5.oracle.semantics.lanes import evaluate_lane
@@ -33,6 +34,7 @@ from sm5.oracle.state import (
     F64Nan,
     MachineState,
     Masked,
+    OneOf,
     Resource,
     bits_f64,
     f64_bits,
@@ -49,27 +51,72 @@ def run_instruction(instruction: Instruction, program: Program, state: MachineSt
                     spec: InstructionSpec, model: Model) -> Execution:
     """The expected result of one legal instance, with the clauses that fired."""
     draft = Draft.of(state)
+    semantics = spec.semantics
+    # Several destinations may share a register component: their writes are gathered and
+    # resolved once every lane has run (one destination writes straight into the draft).
+    writes: Writes | None = None
+    if len(semantics.results) > 1:
+        writes = Writes(semantics.write_order == "listed")
     for lane in lanes_of(spec, instruction):
         env, fired = evaluate_lane(spec, instruction, state, lane)
         draft.fired.extend(fired)
-        _apply(spec, model, instruction, state, draft, env, fired, lane)
+        _apply(spec, model, instruction, state, draft, env, fired, lane, writes)
+    if writes is not None:
+        writes.resolve(draft)
     return draft.finish()
 
 
+class Writes:
+    """The register writes of an instruction with several destinations, in the order made;
+    :meth:`resolve` gives each written component its last value (``listed``) or every value
+    written to it (the order of the writes left open)."""
+
+    def __init__(self, listed: bool) -> None:
+        self.listed = listed
+        self.values: dict[tuple[str, int], list[Accept]] = {}
+
+    def put(self, register: str, component: int, value: Accept) -> None:
+        self.values.setdefault((register, component), []).append(value)
+
+    def resolve(self, draft: Draft) -> None:
+        for (register, component), values in self.values.items():
+            draft.set_component(register, component,
+                                values[-1] if self.listed else either(values))
+
+
+def either(values: list[Accept]) -> Accept:
+    """The acceptance set holding each of ``values`` (32-bit words written in an open order):
+    the value itself when they agree, ``one_of`` for numbers, any value otherwise (no form holds
+    a number and a class such as "some NaN" at once)."""
+    if all(v == values[0] for v in values):
+        return values[0]
+    numbers: set[int] = set()
+    for value in values:
+        if isinstance(value, int):
+            numbers.add(value)
+        elif isinstance(value, OneOf):
+            numbers.update(value.values)
+        else:
+            return None
+    return one_of(numbers)
+
+
 def _apply(spec: InstructionSpec, model: Model, instruction: Instruction, state: MachineState,
-           draft: Draft, env: dict[str, Value], fired: tuple[Clause, ...], lane: int) -> None:
+           draft: Draft, env: dict[str, Value], fired: tuple[Clause, ...], lane: int,
+           writes: Writes | None = None) -> None:
     """Each outcome of the fired clauses on the draft; ``env`` is the lane's `full_env`."""
     outcomes = model.outcomes_by_name
     names = outcomes_of(fired)
     semantics = spec.semantics
     memory = semantics.memory
+    put = draft.set_component if writes is None else writes.put
     for name in names:
         outcome = outcomes[name]
         if outcome.effect == "exact" and outcome.scope == "instruction":
             if memory is not None:
                 _access(spec, model, instruction, state, draft, env, memory)
-            if semantics.result is not None:
-                _register_result(spec, instruction, draft, env, fired, lane)
+            if semantics.results:
+                _register_result(spec, instruction, put, env, fired, lane)
             if semantics.counter is not None:
                 counter = int(env[semantics.counter.value])
                 if not 0 <= counter <= U32:
@@ -87,23 +134,33 @@ def _apply(spec: InstructionSpec, model: Model, instruction: Instruction, state:
         elif outcome.scope == "destination" and outcome.effect in ("undefined", "zero"):
             value: Accept = None if outcome.effect == "undefined" else 0
             for register, component in _destination(spec, instruction, lane):
-                draft.set_component(register, component, value)
+                put(register, component, value)
         elif outcome.effect == "constrained":
-            _register_result(spec, instruction, draft, env, fired, lane)
+            _register_result(spec, instruction, put, env, fired, lane)
 
 
 def _destination(spec: InstructionSpec, instruction: Instruction, lane: int
                  ) -> list[tuple[str, int]]:
-    """The register components the instruction writes in this lane."""
+    """The register components the instruction writes in this lane (every destination's)."""
     semantics = spec.semantics
-    name = (semantics.memory.returns if semantics.memory is not None
-            else semantics.result.operand if semantics.result is not None else None)
-    if name is None:
-        return []
+    if semantics.memory is not None:
+        names: tuple[str, ...] = (() if semantics.memory.returns is None
+                                  else (semantics.memory.returns,))
+    else:
+        names = tuple(r.operand for r in semantics.results)
+    return [at for name in names for at in _targets(spec, instruction, lane, name)]
+
+
+def _targets(spec: InstructionSpec, instruction: Instruction, lane: int, name: str
+             ) -> list[tuple[str, int]]:
+    """The register components destination ``name`` receives in this lane: none for the null
+    register or a lane its mask lacks."""
     op = operand_named(spec, instruction, name)
-    letters = op.components
-    if semantics.lanes is not None:
-        letters = op.components[lane] if semantics.lanes.type == "u32" else F64_LANES[lane]
+    if op.file == NULL_FILE:
+        return []
+    lanes = spec.semantics.lanes
+    letters = op.components if lanes is None else lane_components(lanes.type, op.components,
+                                                                  lane)
     return [(op.register, COMPONENTS.index(c)) for c in letters]
 
 
@@ -156,27 +213,38 @@ def _read_window(spec: InstructionSpec, instruction: Instruction, draft: Draft, 
         draft.set_component(register, component, window[word])
 
 
-def _register_result(spec: InstructionSpec, instruction: Instruction, draft: Draft,
-                     env: dict[str, Value], fired: tuple[Clause, ...], lane: int) -> None:
-    """Write the lane's value (a double after ``_sat``) or the acceptance form a fired clause
-    names; an instruction without lanes writes its 32-bit value to every masked component."""
+def _register_result(spec: InstructionSpec, instruction: Instruction,
+                     put: Callable[[str, int, Accept], None], env: dict[str, Value],
+                     fired: tuple[Clause, ...], lane: int) -> None:
+    """Write each result's lane value (a double after ``_sat``), or the acceptance form a fired
+    clause names, to its destination; an instruction without lanes writes its 32-bit value to
+    every masked component."""
     semantics = spec.semantics
-    assert semantics.result is not None
-    value = int(env[semantics.result.value])
-    if semantics.lanes is None:
-        # No lanes: one 32-bit value, received by every component of the write mask.
-        if not 0 <= value <= U32:
-            raise ExecError(f"{spec.name}: the result {value} is not a 32-bit word")
-        for register, component in _destination(spec, instruction, lane):
-            draft.set_component(register, component, value)
-        return
     chosen = next((c for c in fired if c.accept), None)
     accept = chosen.accept if chosen is not None else None
     others = [] if chosen is None else [_pattern(spec, rule.evaluate(env))
                                         for rule in chosen.accept_values]
-    if semantics.lanes.type == "u32":
-        # 32-bit lanes (a double compared or converted): one component each.
-        ((register, component),) = _destination(spec, instruction, lane)
+    for result in semantics.results:
+        targets = _targets(spec, instruction, lane, result.operand)
+        if targets:
+            _write_result(spec, instruction, put, int(env[result.value]), targets, accept,
+                          others)
+
+
+def _write_result(spec: InstructionSpec, instruction: Instruction,
+                  put: Callable[[str, int, Accept], None], value: int,
+                  targets: list[tuple[str, int]], accept: str | None, others: list[int]) -> None:
+    lanes = spec.semantics.lanes
+    if lanes is None:
+        # No lanes: one 32-bit value, received by every component of the write mask.
+        if not 0 <= value <= U32:
+            raise ExecError(f"{spec.name}: the result {value} is not a 32-bit word")
+        for register, component in targets:
+            put(register, component, value)
+        return
+    if lanes.type != "f64":
+        # 32-bit lanes (a component, or a double compared or converted): one component each.
+        ((register, component),) = targets
         if not 0 <= value <= U32 or any(v > U32 for v in others):
             raise ExecError(f"{spec.name}: the result {value!r} is not a 32-bit word")
         word: Accept = value
@@ -186,7 +254,7 @@ def _register_result(spec: InstructionSpec, instruction: Instruction, draft: Dra
             word = one_of({value, *others})
         elif accept is not None:
             raise ExecError(f"{spec.name}: acceptance form {accept} is not for a 32-bit lane")
-        draft.set_component(register, component, word)
+        put(register, component, word)
         return
     if instruction.sat:
         value = saturate_f64(value)
@@ -202,9 +270,9 @@ def _register_result(spec: InstructionSpec, instruction: Instruction, draft: Dra
         lo_accept, hi_accept = f64_one_of({value, *others})
     elif accept is not None:
         raise ExecError(f"{spec.name}: acceptance form {accept} is not for a double lane")
-    (lo_at, hi_at) = _destination(spec, instruction, lane)
-    draft.set_component(lo_at[0], lo_at[1], lo_accept)
-    draft.set_component(hi_at[0], hi_at[1], hi_accept)
+    (lo_at, hi_at) = targets
+    put(lo_at[0], lo_at[1], lo_accept)
+    put(hi_at[0], hi_at[1], hi_accept)
 
 
 def _pattern(spec: InstructionSpec, value: Value) -> int:
