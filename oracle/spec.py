@@ -322,11 +322,13 @@ class Binding:
     """Where a semantic input comes from (the instruction file's ``from:``).
 
     ``kind`` is one of: ``operand`` (the selected or a given post-swizzle component, or
-    ``component == -1`` for the component numbered like the current lane), ``lane`` (the 64-bit
-    double of the current lane), ``modifier`` (the operand carries ``neg``/``abs``), ``sat``,
-    ``resource`` (a field of the operand's resource), ``invocation``, ``memory`` (the word at
-    the access's address), ``mask`` (the write mask's width), ``reach`` (how many words of a
-    memory operand its swizzle reads for the masked components), ``constant``.
+    ``component == -1`` for the component numbered like the current lane: with ``component``
+    lanes the destination's mask position, so a source is read at the position it writes),
+    ``lane`` (the 64-bit double of the current lane), ``modifier`` (the operand carries
+    ``neg``/``abs``), ``sat``, ``resource`` (a field of the operand's resource),
+    ``invocation``, ``memory`` (the word at the access's address), ``mask`` (the write mask's
+    width), ``reach`` (how many words of a memory operand its swizzle reads for the masked
+    components), ``constant``.
     """
 
     kind: str

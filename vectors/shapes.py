@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.legality import violations as oracle_violations
-from sm5.oracle.program import IMMEDIATE_BITS
+from sm5.oracle.program import IMMEDIATE_BITS, NULL_FILE
 from sm5.oracle.rules import Value
 from sm5.oracle.spec import MEMORY_ALIAS, InstructionSpec, OperandSpec, Spec
 from sm5.oracle.state import MachineState, Resource
@@ -92,7 +92,7 @@ def _slot_choices(spec: Spec, ins: InstructionSpec, i: int, stage: str,
 
 
 def _components_for(op: OperandSpec, file: str) -> str:
-    if file in IMMEDIATE_BITS:
+    if file in IMMEDIATE_BITS or file == NULL_FILE:  # no components to select
         return ""
     if not domain.is_indexed(file) and op.selection == "select":
         return "x"

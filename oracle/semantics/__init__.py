@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 
 from sm5.oracle.bindings import (
     lane_components,
@@ -57,13 +58,21 @@ def run_instruction(instruction: Instruction, program: Program, state: MachineSt
     writes: Writes | None = None
     if len(semantics.results) > 1:
         writes = Writes(semantics.write_order == "listed")
-    for lane in lanes_of(spec, instruction):
+    lanes = lanes_of(spec, instruction)
+    for lane in lanes:
         env, fired = evaluate_lane(spec, instruction, state, lane)
         draft.fired.extend(fired)
         _apply(spec, model, instruction, state, draft, env, fired, lane, writes)
     if writes is not None:
         writes.resolve(draft)
-    return draft.finish()
+    execution = draft.finish()
+    if not lanes:
+        # Every destination is the null register: nothing is evaluated or written, and the
+        # final state is exactly the initial one (the vocabulary's first exact outcome).
+        exact = model.outcomes_where(effect="exact", scopes=("instruction",))
+        execution = replace(execution, outcomes=tuple(
+            name for name in model.outcome_names if name in exact)[:1])
+    return execution
 
 
 class Writes:
