@@ -8,7 +8,7 @@ from functools import cache
 
 from sm5.oracle.asm import parse_program
 from sm5.oracle.operands import components, scalar
-from sm5.oracle.program import Instruction, Program
+from sm5.oracle.program import Instruction, subject_of, subject_positions
 from sm5.oracle.spec import load_default
 from sm5.oracle.state import MachineState, state_from_json
 from sm5.vectors import domain, shapes
@@ -31,11 +31,8 @@ def executed(name: str) -> Iterator[tuple[Vector, Instruction, MachineState]]:
     for v in golden():
         if v.id.startswith(name + "/") and not v.rejected:
             program = parse_program(list(v.program))
-            yield v, under_test(program), state_from_json(v.state)
-
-
-def under_test(program: Program) -> Instruction:
-    return next(i for i in program.instructions if i.name in SPEC.instructions)
+            (position,) = subject_positions(program, subject_of(v.id))
+            yield v, program.instructions[position], state_from_json(v.state)
 
 
 def test_one_file_per_instruction_and_a_manifest() -> None:
