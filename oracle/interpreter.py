@@ -463,15 +463,56 @@ def run_program(program: Program, state: MachineState, spec: Spec) -> Execution:
                          notes=execution.notes,
                          steps=(Step(0, instruction.name, instruction.line, execution.outcomes,
                                      execution.clauses, 1, False),))
-    current = initial_state(state)
+    concrete: MachineState | None = state  # while every word is exact
+    current = None
     for index, instruction in enumerate(instructions):
-        current, step = run_step(instruction, program, current, state.resources,
-                                 _specified(spec, instruction), model, index)
+        ins_spec = _specified(spec, instruction)
+        if concrete is not None:  # the fast path: one run, no sets to enumerate or join
+            execution = run_instruction(instruction, program, concrete, ins_spec, model)
+            steps.append(Step(index, instruction.name, instruction.line, execution.outcomes,
+                              execution.clauses, 1, False))
+            after = _state(execution)
+            concrete = exact_state(after, concrete)
+            if concrete is None:
+                current = after
+            continue
+        assert current is not None
+        current, step = run_step(instruction, program, current, state.resources, ins_spec,
+                                 model, index)
         steps.append(step)
+    if current is None:
+        assert concrete is not None
+        current = initial_state(concrete)
     order = list(model.outcomes_by_name)
     outcomes = _ordered((o for s in steps for o in s.outcomes), order)
     clauses = tuple(dict.fromkeys(c for s in steps for c in s.clauses))
     return Execution(outcomes, clauses, _exact_counters(current), steps=tuple(steps))
+
+
+def exact_state(expected: ExpectedState, before: MachineState) -> MachineState | None:
+    """``expected`` as a machine state when every word of it is exact (a resource the step did
+    not write is ``before``'s, by identity), else None."""
+    registers = expected.registers
+    for values in registers.values():
+        for value in values:
+            if not isinstance(value, int):
+                return None
+    resources = {}
+    for name, res in expected.resources.items():
+        old = before.resources[name]
+        if res is None:
+            return None
+        if res.words is not old.data:
+            if not all(isinstance(w, int) for w in res.words):
+                return None
+            old = Resource(old.kind, res.words, old.stride, old.count,  # type: ignore[arg-type]
+                           old.format, old.counter)
+        if res.has_counter and res.counter != old.counter:
+            if not isinstance(res.counter, int):
+                return None
+            old = Resource(old.kind, old.data, old.stride, old.count, old.format, res.counter)
+        resources[name] = old
+    return MachineState(registers, resources, expected.invocation)  # type: ignore[arg-type]
 
 
 def _exact_counters(state: ExpectedState) -> ExpectedState:
