@@ -132,7 +132,7 @@ def scan(paths: Iterable[Path], spec: Spec) -> VectorIndex:
         count = 0
         for vector in vectors:
             count += 1
-            name = header.instruction
+            name = header.subject
             vector_instruction[vector.id] = name
             vector_clauses[vector.id] = vector.clauses
             per_instruction[name] += 1
@@ -153,7 +153,7 @@ def scan(paths: Iterable[Path], spec: Spec) -> VectorIndex:
                 else:
                     _count_mask_swizzle(spec.instructions[name], instruction, vector.rejected,
                                         mask_swizzle)
-        files.append(VectorFile(file.name, header.instruction, count,
+        files.append(VectorFile(file.name, header.subject, count,
                                 _generator_text(header.generator)))
     return VectorIndex(
         files=tuple(files), total=len(vector_instruction), per_instruction=dict(per_instruction),
