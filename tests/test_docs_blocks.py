@@ -6,6 +6,8 @@ so none can drift from the code:
   block under it;
 - a ``pytest`` command names only options the plugin or pytest has; ``bash scripts/...`` and
   ``python benchmarks/...`` name files and options that exist;
+- a request and a reply of the JSON Lines protocol are what ``sm5 requests`` sends and a passing
+  answer;
 - a JSON block holding a ``program`` is a vector: valid against the vector schema and equal to
   the golden vector of its id; a YAML block holding a hand case is valid against the hand schema
   and equal to the case of that name in ``tests/hand/``.
@@ -266,3 +268,30 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
                          env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"})
     assert run.returncode == 0, run.stderr[-3000:]
     assert (tmp_path / "site" / "instructions" / "dmovc.html").is_file()
+
+
+EXCHANGES = [b for b in BLOCKS if re.search(r"^> \{", b.text, re.MULTILINE)]
+
+
+@pytest.mark.parametrize("block", EXCHANGES, ids=str)
+def test_every_protocol_exchange_shown_is_real(block: Block) -> None:
+    """A request shown (``> ``) is byte for byte what ``sm5 requests`` and a live run send for
+    its vector; the reply shown (``< ``) passes that vector."""
+    from sm5.conformance.compare import judge
+    from sm5.conformance.interface import Result
+    from sm5.conformance.offline import requests_bytes
+    from sm5.vectors.format import Vector
+
+    lines = block.text.splitlines()
+    request = next(line[2:] for line in lines if line.startswith("> "))
+    reply = json.loads(next(line[2:] for line in lines if line.startswith("< ")))
+    vector_id = json.loads(request)["id"]
+    vector = Vector.from_json(golden_line(vector_id), str(block))
+    assert requests_bytes([vector]).decode("utf-8") == request + "\n", f"{block}: the request"
+    assert reply["id"] == vector_id
+    verdict = judge(vector, Result.of_state(reply["state"]), request=json.loads(request)["state"])
+    assert verdict.status == "pass", f"{block}: {verdict.reason} {verdict.diffs}"
+
+
+def test_the_docs_show_an_exchange() -> None:
+    assert EXCHANGES
