@@ -234,14 +234,17 @@ def test_non_exact_values_name_the_clause_that_allows_them() -> None:
 
 
 def test_readme_examples_are_golden_vectors() -> None:
-    """The README's worked examples are verbatim golden vectors, one per outcome kind."""
+    """The vector format's worked examples (docs/vectors.md) are verbatim golden vectors, one per
+    outcome kind."""
     import json
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    start = readme.index("## Vector format")
-    section = readme[start:readme.index("\n## ", start)]
+    page = (Path(__file__).resolve().parent.parent / "docs" / "vectors.md").read_text(
+        encoding="utf-8")
+    start = page.index("## Worked examples")
+    end = page.find("\n## ", start + 1)
+    section = page[start:end if end >= 0 else len(page)]
     blocks = re.findall(r"```json\n(.*?)\n```", section, flags=re.DOTALL)
     by_id = {v.id: v for v in golden()}
     kinds = set()
