@@ -82,7 +82,7 @@ PARTS: tuple[tuple[ModuleType | type, str, str], ...] = (
     (vector_format.Vector, "from_json", "checking each line's fields into a vector"),
     (oracle_impl, "_plan", "parsing each program, finding its instruction (the oracle)"),
     (oracle_impl, "rejection", "legality"),
-    (oracle_impl, "run_instruction", "the instruction's semantics"),
+    (oracle_impl, "run_program", "the program's execution (the interpreter)"),
     (run_module, "judge_answer", "judging the answer"),
     (oracle_impl, "request_state", "the request's machine state (the oracle)"),
     (run_module, "request_vector", "adding guard words to the request"),

@@ -63,6 +63,7 @@ from sm5.conformance.vector_facts import (
     operand_facts,
 )
 from sm5.oracle.errors import Sm5Error, SpecError
+from sm5.oracle.program import subject_of
 from sm5.oracle.yamlio import load_yaml
 from sm5.vectors.format import Vector
 
@@ -184,7 +185,7 @@ class Predicate:
                        for name, res in vector.state.items()):
                 return False
         if self.operands:
-            facts = operand_facts(tuple(vector.program))
+            facts = operand_facts(tuple(vector.program), subject_of(vector.id))
             return any(form.holds(op, _extent(vector, op)) for form in self.operands
                        for op in facts)
         return True

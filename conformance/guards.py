@@ -12,7 +12,7 @@ them in its reply as it reads them back; any changed guard word fails the vector
 ``g#`` has no guards: an out-of-bounds ``g#`` access makes all shared memory undefined, and a
 D3D program cannot place memory beside a ``g#``. A view with no words (a null view) has none.
 
-The guard words of a view are a pure function of the view (stable, documented in the README):
+The guard words of a view are a pure function of the view (stable, documented in the docs):
 each side holds one element (a structure's words, or 4 words of a raw or typed view), and the
 word at offset ``k`` from the view's first word (``k < 0`` before it, ``k >= size`` after it) is
 ``(0xC0DE0000 + k) mod 2**32``.

@@ -17,11 +17,11 @@ from sm5.conformance.interface import Result
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.asm_parser import forget_parsed
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.executor import check_state, execute
+from sm5.oracle.executor import check_instructions, check_state, execute
+from sm5.oracle.interpreter import run_program
 from sm5.oracle.legality import first_violation
-from sm5.oracle.program import Instruction, Program
-from sm5.oracle.semantics import run_instruction
-from sm5.oracle.spec import InstructionSpec, Model, load_default
+from sm5.oracle.program import Program
+from sm5.oracle.spec import Spec, load_default
 from sm5.oracle.state import (
     Accept,
     Execution,
@@ -69,14 +69,13 @@ def rejection(program: Program, target: str, runtime: str, formats: Formats
 @dataclass(frozen=True)
 class _Plan:
     """What every execution of one program needs, worked out once per distinct program text:
-    the parsed program, its one specified instruction (None when it has not exactly one), and
+    the parsed program, whether the interpreter can run it (every instruction specified), and
     memos of the legality verdict per (target, runtime, formats) and of the state shapes
     checked per target."""
 
     program: Program
-    instruction: Instruction | None
-    spec: InstructionSpec | None
-    model: Model
+    runnable: bool
+    spec: Spec
     verdicts: dict[tuple[str, str, Formats], tuple[str, str] | None] = \
         field(default_factory=dict, compare=False)
     shapes: set[tuple[Shape, str]] = field(default_factory=set, compare=False)
@@ -86,11 +85,11 @@ class _Plan:
 def _plan(program: tuple[str, ...]) -> _Plan:
     parsed_program = parse_vector_program(program)
     spec = load_default()
-    under_test = [i for i in parsed_program.instructions if i.name in spec.instructions]
-    if len(under_test) != 1:
-        return _Plan(parsed_program, None, None, spec.model)
-    return _Plan(parsed_program, under_test[0], spec.instructions[under_test[0].name],
-                 spec.model)
+    try:
+        check_instructions(parsed_program, spec)
+    except Sm5Error:
+        return _Plan(parsed_program, False, spec)
+    return _Plan(parsed_program, True, spec)
 
 
 def _check_shape(program: Program, shape: Shape, target: str) -> None:
@@ -124,14 +123,13 @@ def oracle_execution(vector: Vector, state: MachineState) -> Execution:
                                                 formats)
     if broken is not None:
         return Execution(("rejected",), (), None, rule=broken[0], reason=broken[1])
-    if plan.instruction is None:  # not exactly one specified instruction: the executor says so
+    if not plan.runnable:  # an instruction the interpreter cannot run: the executor says so
         return execute(plan.program, state, vector.target, vector.runtime)
     checked = (_shape(state), vector.target)
     if checked not in plan.shapes:
         _check_shape(plan.program, checked[0], vector.target)
         plan.shapes.add(checked)
-    assert plan.spec is not None
-    return run_instruction(plan.instruction, plan.program, state, plan.spec, plan.model)
+    return run_program(plan.program, state, plan.spec)
 
 
 def clear_caches() -> None:

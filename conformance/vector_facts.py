@@ -2,7 +2,8 @@
 
 A vector id is ``<instruction>/<category>/<number>`` (the vector format), so the instruction and
 the category come from the id; the clauses and flags are the vector's own fields; the operand
-forms come from the program's instruction under test (its last specified instruction), each
+forms come from the instruction the vector is about (its subject, named by the id:
+``sm5.oracle.program.subject_positions``; the last one where the program holds several), each
 operand paired with its spec entry (name, role) and the width of the values it holds.
 
 The width is the spec's, never an instruction name's: an operand is ``double`` when the spec
@@ -21,6 +22,7 @@ from functools import cache, lru_cache
 
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.errors import Sm5Error
+from sm5.oracle.program import subject_positions
 from sm5.oracle.spec import InstructionSpec, load_default
 
 #: Semantic input types that hold one double (two 32-bit components).
@@ -80,18 +82,18 @@ def _spec_operands(name: str) -> tuple[tuple[str, str, str], ...] | None:
 
 
 @lru_cache(maxsize=8192)
-def operand_facts(program: tuple[str, ...]) -> tuple[OperandFact, ...]:
-    """The operands of the instruction under test (the program's last instruction the spec
-    specifies, else its last one); none when the program does not parse (a must-reject vector
-    may be malformed on purpose)."""
+def operand_facts(program: tuple[str, ...], subject: str) -> tuple[OperandFact, ...]:
+    """The operands of the instruction the vector is about (``subject``, the instruction its id
+    names; the last of that name); none when the program does not parse (a must-reject vector
+    may be malformed on purpose) or holds no such instruction."""
     try:
-        instructions = parse_vector_program(program).instructions
+        parsed = parse_vector_program(program)
     except Sm5Error:
         return ()
-    if not instructions:
+    positions = subject_positions(parsed, subject)
+    if not positions:
         return ()
-    specified = [i for i in instructions if _spec_operands(i.name) is not None]
-    under_test = (specified or instructions)[-1]
+    under_test = parsed.instructions[positions[-1]]
     declared = _spec_operands(under_test.name) or ()
     facts: list[OperandFact] = []
     for i, op in enumerate(under_test.operands):

@@ -1,4 +1,4 @@
-"""``sm5 exec``: run one instruction instance on a state and print the oracle's verdict."""
+"""``sm5 exec``: run a program on a state and print the oracle's verdict."""
 
 from __future__ import annotations
 
@@ -11,15 +11,16 @@ from typing import Any
 from sm5.oracle.asm import parse_program
 from sm5.oracle.errors import StateError
 from sm5.oracle.executor import execute
-from sm5.oracle.state import expected_to_json, state_from_json
+from sm5.oracle.state import expected_to_json, state_from_json, step_to_json
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
-        "exec", help="execute one instruction on a state (vector format) and print the result",
+        "exec", help="execute a program on a state (vector format) and print the result",
         description="Input: a JSON file holding {program, target, runtime, state} (a vector "
         "line works), or --program/--state flags. Output: outcomes, clauses fired and the "
-        "expected final state as JSON.")
+        "expected final state as JSON; a program of several instructions also prints its steps "
+        "(each step's clauses, its concrete runs, and whether it was widened).")
     p.add_argument("input", nargs="?", type=Path, help="JSON file ('-' for standard input)")
     p.add_argument("--program", action="append", default=None, metavar="LINE",
                    help="an asm line (repeat for several lines)")
@@ -76,5 +77,7 @@ def run_exec(args: argparse.Namespace) -> int:
         out["reason"] = result.reason
     if result.state is not None:
         out["state"] = expected_to_json(result.state)
+    if len(result.steps) > 1:
+        out["steps"] = [step_to_json(step) for step in result.steps]
     print(json.dumps(out, sort_keys=True, indent=2))
     return 0

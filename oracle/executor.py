@@ -1,35 +1,41 @@
-"""The executor: legality first, then the instruction's semantics function.
+"""The executor: legality first, then the program interpreter (``sm5.oracle.interpreter``).
 
-A program holds declarations and exactly one specified instruction (harness instructions such as
-``mov`` are not executed). The state must provide every register and resource the instruction
-reads or writes, matching its declaration.
+A program holds declarations and one or more specified instructions, run in order. The state must
+provide every register and resource the instructions read or write, matching its declarations.
 """
 
 from __future__ import annotations
 
 from sm5.oracle.errors import ExecError, StateError
+from sm5.oracle.interpreter import run_program
 from sm5.oracle.legality import declared_kind, first_violation
 from sm5.oracle.program import Program
-from sm5.oracle.semantics import run_instruction
 from sm5.oracle.spec import Spec, load_default
 from sm5.oracle.state import Execution, MachineState
 
 
 def execute(program: Program, state: MachineState, target: str = "cs_5_0",
             runtime: str = "11.0", spec: Spec | None = None) -> Execution:
-    """Run the program's instruction on ``state``; a rejected instance names the rule it breaks."""
+    """Run the program on ``state``; a rejected program names the rule it breaks."""
     spec = spec or load_default()
-    under_test = [i for i in program.instructions if i.name in spec.instructions]
-    if len(under_test) != 1:
-        raise ExecError(f"a program holds exactly one specified instruction "
-                        f"({', '.join(sorted(spec.instructions))}); found {len(under_test)}")
+    check_instructions(program, spec)
     rule = first_violation(program, target, runtime, state, spec)
     if rule is not None:
         return Execution(("rejected",), (), None, rule=rule.id, reason=rule.text)
-    instruction = under_test[0]
     check_state(program, state, spec, spec.model.target(target).stage)
-    return run_instruction(instruction, program, state, spec.instruction(instruction.name),
-                           spec.model)
+    return run_program(program, state, spec)
+
+
+def check_instructions(program: Program, spec: Spec) -> None:
+    """A program the interpreter can run: at least one instruction, each one specified."""
+    if not program.instructions:
+        raise ExecError("the program has no instruction to execute")
+    unknown = [i for i in program.instructions if i.name not in spec.instructions]
+    if unknown:
+        first = unknown[0]
+        raise ExecError(f"line {first.line}: {first.name} is not specified; the interpreter "
+                        f"executes the spec's instructions ({len(spec.instructions)} of them, "
+                        "see `sm5 spec check`)")
 
 
 def check_state(program: Program, state: MachineState, spec: Spec, stage: str) -> None:

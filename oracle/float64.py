@@ -1,4 +1,5 @@
-"""IEEE 754 binary64 operations on bit patterns, for the rule language's ``f64_*`` helpers.
+"""IEEE 754 binary64 operations on bit patterns, the Python side of the rule language's ``f64_*``
+helpers (``sm5.oracle.helpers`` pairs each with its z3 model).
 
 A double is held as its 64-bit pattern (an unsigned integer), as a register pair holds it.
 Python floats are IEEE binary64 with round-to-nearest-even, so each operation is the exact
@@ -12,7 +13,6 @@ from __future__ import annotations
 import math
 import struct
 import sys
-from collections.abc import Callable
 from fractions import Fraction
 
 SIGN = 1 << 63
@@ -198,38 +198,3 @@ def is_zero(a: int) -> bool:
 def is_denormal(a: int) -> bool:
     """A subnormal double: exponent field 0, fraction not 0 (zeros are not denormals)."""
     return (a >> 52) & 0x7FF == 0 and a & ((1 << 52) - 1) != 0
-
-
-#: The helpers the rule language offers, by name: (arity, width of every argument in bits,
-#: function on bit patterns).
-HELPERS: dict[str, tuple[int, int, Callable[..., int | bool]]] = {
-    "f64_add": (2, 64, add),
-    "f64_mul": (2, 64, mul),
-    "f64_div": (2, 64, div),
-    "f64_fma": (3, 64, fma),
-    "f64_lt": (2, 64, lt),
-    "f64_ge": (2, 64, ge),
-    "f64_eq": (2, 64, eq),
-    "f64_is_nan": (1, 64, is_nan),
-    "f64_is_inf": (1, 64, is_inf),
-    "f64_is_zero": (1, 64, is_zero),
-    "f64_is_denormal": (1, 64, is_denormal),
-    "f64_to_i32": (1, 64, to_i32),
-    "f64_to_u32": (1, 64, to_u32),
-    "f64_from_i32": (1, 32, from_i32),
-    "f64_from_u32": (1, 32, from_u32),
-    "f64_from_f32": (1, 32, from_f32),
-    "f64_to_f32": (1, 64, to_f32),
-    "f64_div_down": (2, 64, div_down),
-    "f64_div_up": (2, 64, div_up),
-    "f32_is_nan": (1, 32, f32_is_nan),
-    "f32_is_inf": (1, 32, f32_is_inf),
-    "f32_is_zero": (1, 32, f32_is_zero),
-    "f32_is_denormal": (1, 32, f32_is_denormal),
-}
-
-#: Helpers whose 32-bit arguments are float32 patterns (their inputs get the float32 specials).
-F32_ARGUMENTS = frozenset({"f64_from_f32", "f32_is_nan", "f32_is_inf", "f32_is_zero",
-                           "f32_is_denormal"})
-#: Helpers that narrow a double to float32 (their inputs get the doubles at float32 edges).
-NARROWING = frozenset({"f64_to_f32"})

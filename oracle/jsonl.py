@@ -1,4 +1,4 @@
-"""Bounded reading of ``sm5-vectors/1`` JSON Lines files: the layer every reader shares.
+"""Bounded reading of ``sm5-vectors/1`` and ``/2`` JSON Lines files: the layer every reader shares.
 
 A header line then one JSON value per line. Every defect of the bytes (a line that is not
 UTF-8 or not JSON, an integer of more digits than Python converts, nesting deeper than the
@@ -17,6 +17,11 @@ from typing import Any, BinaryIO
 from sm5.oracle.errors import Sm5Error, bounded
 
 FORMAT = "sm5-vectors/1"
+#: Files of programs (several instructions, steps recorded); a version-1 file is read as a file
+#: of one-instruction programs. The header tells them apart: ``format``, and the subject's key
+#: (``instruction`` in version 1, ``subject`` in version 2).
+PROGRAM_FORMAT = "sm5-vectors/2"
+SUBJECT_KEYS = {FORMAT: "instruction", PROGRAM_FORMAT: "subject"}
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """Longest line read (a level-2 vector is a few kilobytes; the largest golden one 40 KB)."""
 
@@ -40,9 +45,12 @@ def decode_line(raw: bytes, where: str, error: type[Sm5Error] = Sm5Error) -> Any
 
 def check_header(doc: Any, where: str, error: type[Sm5Error] = Sm5Error) -> dict[str, Any]:
     """The header object, its fields of the right types and ``count`` a non-negative integer."""
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise error(f"first line must be a header with \"format\": \"{FORMAT}\"", where=where)
-    for key, kind in (("instruction", str), ("spec_version", str), ("generator", dict)):
+    if not isinstance(doc, dict) or not isinstance(doc.get("format"), str) or \
+            doc["format"] not in SUBJECT_KEYS:
+        raise error(f"first line must be a header with \"format\": \"{FORMAT}\" (or "
+                    f"\"{PROGRAM_FORMAT}\")", where=where)
+    subject = SUBJECT_KEYS[doc["format"]]
+    for key, kind in ((subject, str), ("spec_version", str), ("generator", dict)):
         if not isinstance(doc.get(key), kind):
             raise error(f"header field {key}: expected a {kind.__name__}", where=where)
     count = doc.get("count")

@@ -126,3 +126,19 @@ class Program:
     def declaration_of(self, register: str) -> Declaration | None:
         """The (first) declaration that declares ``register`` (``u0``, ``g1``), if any."""
         return self._declaration_by_register.get(register)
+
+
+def subject_positions(program: Program, subject: str) -> tuple[int, ...]:
+    """The positions (among ``program.instructions``) of the instructions a vector is about.
+
+    A vector's subject is data of the vector: its id is ``<subject>/<category>/<number>`` and
+    its file's header names the same subject. For an instruction's vectors the subject is that
+    instruction, so the positions are those of the instructions of that name; no module chooses
+    "the instruction under test" by a rule of its own.
+    """
+    return tuple(k for k, ins in enumerate(program.instructions) if ins.name == subject)
+
+
+def subject_of(vector_id: str) -> str:
+    """The subject a vector id names (its first part)."""
+    return vector_id.split("/", 1)[0]

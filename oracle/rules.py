@@ -3,7 +3,9 @@
 Expressions are parsed with :mod:`ast` and checked against a whitelist of node types at load time;
 no text is ever passed to ``eval`` (the checked tree itself is compiled, see :func:`compile_tree`,
 with the tree walker :func:`evaluate` as its reference). Integers are exact (no 32-bit wrap: the
-spec is mathematics).
+spec is mathematics) unless a rule asks for a 32-bit word (``uword``/``iword``): types are
+checked when a rule is parsed (``sm5.oracle.ruletypes``), which makes each operator on words a
+call of a helper of ``sm5.oracle.helpers``, the one registry of helpers both back ends read.
 The Python evaluator lives here; the z3 translator walks the same tree (``sm5.oracle.z3rules``), so
 the oracle and the proofs cannot read a rule differently.
 """
@@ -16,20 +18,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from sm5.oracle import codegen as cg
-from sm5.oracle import float64
+from sm5.oracle import ruletypes, words
 from sm5.oracle.errors import RuleError
+from sm5.oracle.helpers import PATTERN_TYPES, REGISTRY, WIDTHS
 
 Value = int | bool | str
 Evaluator = Callable[[Mapping[str, Value]], Value]
 
-#: Functions a rule may call beyond min, max and i32: IEEE binary64 operations on bit patterns
-#: (``sm5.oracle.float64``), by name, with their arity, argument width and Python definition.
-FUNCTIONS: Mapping[str, tuple[int, int, Callable[..., Value]]] = dict(float64.HELPERS)
-#: Helper functions a rule may call, with their arity. Nothing else is callable. ``i32(x)`` is
-#: the two's-complement reading of the low 32 bits of ``x`` (-2**31 .. 2**31-1), so rules can
-#: compare 32-bit words as signed integers.
-HELPERS: Mapping[str, int] = {"min": 2, "max": 2, "i32": 1,
-                              **{name: arity for name, (arity, _, _) in FUNCTIONS.items()}}
+#: Functions a rule may call, with their arity: the language's own (``min``, ``max``; ``i32(x)``,
+#: the two's-complement reading of the low 32 bits of ``x`` as an exact integer; the word
+#: conversions ``uword``, ``iword``, ``exact``) and every helper of the registry
+#: (``sm5.oracle.helpers``). Nothing else is callable.
+HELPERS: Mapping[str, int] = {**ruletypes.BUILTINS,
+                              **{name: h.arity for name, h in REGISTRY.items()}}
 
 #: 2**31 and 2**32, the constants of ``i32``.
 I32_HALF, I32_SPAN = 1 << 31, 1 << 32
@@ -41,11 +42,17 @@ def as_i32(x: int) -> int:
 
 
 def _call(name: str, args: list[int], text: str) -> Value:
-    if name in FUNCTIONS:
+    if name in REGISTRY:
         return _apply(name, args, text)
-    if name == "i32":
-        return as_i32(args[0])
+    if name in _CONVERSIONS:
+        return _CONVERSIONS[name](args[0])
     return min(args) if name == "min" else max(args)
+
+
+#: The one-argument built-ins: ``i32`` and the word conversions (a word's value is the integer
+#: of its view, so ``exact`` is the identity).
+_CONVERSIONS: Mapping[str, Callable[[int], int]] = {
+    "i32": as_i32, "uword": words.pattern, "iword": words.signed, "exact": lambda x: x}
 
 _BINOPS: Mapping[type[ast.operator], Callable[[int, int], int]] = {
     ast.Add: lambda a, b: a + b,
@@ -72,11 +79,14 @@ _CMPOPS: Mapping[type[ast.cmpop], Callable[[Value, Value], bool]] = {
 
 @dataclass(frozen=True)
 class Rule:
-    """A parsed, whitelisted expression. ``names`` are the variables it reads."""
+    """A parsed, whitelisted, type-checked expression. ``names`` are the variables it reads;
+    ``type`` is its value's (``sm5.oracle.ruletypes``: ``uword``, ``iword``, ``int``, ``bool``,
+    ``str`` or ``any``)."""
 
     text: str
     tree: ast.expr
     names: frozenset[str]
+    type: str = "any"
 
     @functools.cached_property
     def evaluate(self) -> Evaluator:
@@ -95,12 +105,15 @@ class Rule:
 
 
 def parse_rule(text: str, *, where: str, known: frozenset[str] | None = None,
-               constants: Mapping[str, int] | None = None) -> Rule:
+               constants: Mapping[str, int] | None = None,
+               types: Mapping[str, str] | None = None) -> Rule:
     """Parse ``text``; reject anything outside the whitelist, naming ``where`` and the text.
 
     ``known`` (when given) is the set of variable names the expression may read. ``constants``
     are named values (the model's limits) replaced by their value in the tree, so evaluation and
-    the z3 translation see plain integers while the text keeps the name.
+    the z3 translation see plain integers while the text keeps the name. ``types`` gives the
+    type of the names that have one (``uword``, ``iword``, ...; see ``sm5.oracle.ruletypes``);
+    a type error is a :class:`RuleError` naming ``where`` and the text.
     """
     names: set[str] = set()
     try:
@@ -121,7 +134,11 @@ def parse_rule(text: str, *, where: str, known: frozenset[str] | None = None,
             raise RuleError(
                 f"{text!r} reads unknown variable(s) {', '.join(unknown)}; "
                 f"expected one of {', '.join(sorted(known))}", where=where)
-    return Rule(text=text, tree=module.body, names=frozenset(names))
+    try:
+        tree, kind = ruletypes.check(module.body, text, where, types)
+    except RecursionError:
+        raise RuleError(f"expression nested too deeply: {text[:60]!r}...", where=where) from None
+    return Rule(text=text, tree=tree, names=frozenset(names), type=kind)
 
 
 class _Substitute(ast.NodeTransformer):
@@ -336,10 +353,16 @@ def _as_truth(value: Value) -> bool:
 
 
 def _lowered_function(name: str) -> Callable[..., Value]:
-    """The helper ``name`` of :data:`FUNCTIONS` as a lowered rule calls it: its arguments'
-    widths checked as in :func:`_apply` (an error goes to the reference walker, which names it)."""
-    arity, width, function = FUNCTIONS[name]
-    limit = 1 << width
+    """The helper ``name`` of the registry as a lowered rule calls it: its pattern arguments'
+    widths checked as in :func:`_apply` (an error goes to the reference walker, which names it).
+    A word argument needs no check: the helper reduces it modulo 2**32."""
+    helper = REGISTRY[name]
+    arity, function = helper.arity, helper.python
+    if not any(kind in PATTERN_TYPES for kind in helper.args):
+        return function
+    limit = 1 << WIDTHS[helper.args[0]]
+    if any(WIDTHS[kind] != WIDTHS[helper.args[0]] for kind in helper.args):
+        return lambda *args: _apply(name, list(args), name)
     if arity == 1:
         def one(a: int) -> Value:
             if 0 <= a < limit:
@@ -355,12 +378,12 @@ def _lowered_function(name: str) -> Callable[..., Value]:
     return lambda *args: _apply(name, list(args), name)
 
 
-#: The names a lowered rule reaches besides ``env``: checks, ``min``, ``max``, ``i32`` and each
-#: helper of :data:`FUNCTIONS` as ``_fn_<name>``.
+#: The names a lowered rule reaches besides ``env``: checks, the built-ins as ``_<name>`` and each
+#: helper of the registry as ``_fn_<name>``.
 LOWERED_HELPERS: Mapping[str, object] = {
-    "_number": _as_number, "_truth": _as_truth, "_i32": as_i32,
+    "_number": _as_number, "_truth": _as_truth, **{f"_{n}": f for n, f in _CONVERSIONS.items()},
     "_min": min, "_max": max, "_int": int, "_bool": bool, "_Exception": Exception,
-    **{f"_fn_{name}": _lowered_function(name) for name in FUNCTIONS},
+    **{f"_fn_{name}": _lowered_function(name) for name in REGISTRY},
 }
 
 
@@ -402,7 +425,7 @@ class _Lowering:
             assert isinstance(node.func, ast.Name)
             args = [self.number(a) for a in node.args]
             name = node.func.id
-            if name in ("min", "max", "i32"):
+            if name in ruletypes.BUILTINS:
                 return ast.Call(func=ast.Name(f"_{name}", ast.Load()), args=args, keywords=[])
             return ast.Call(func=ast.Name(f"_fn_{name}", ast.Load()), args=args, keywords=[])
         raise RuleError(f"{self.text!r}: cannot evaluate {type(node).__name__}")
@@ -413,7 +436,7 @@ class _Lowering:
         if isinstance(node, ast.BinOp) or (
                 isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not)) or (
                 isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                and node.func.id in ("min", "max", "i32")):
+                and node.func.id in ruletypes.BUILTINS):
             return self.value(node)
         return self._checked(self.value(node), int, "_number")
 
@@ -442,13 +465,16 @@ class _Lowering:
 
 
 def _apply(name: str, args: list[int], text: str) -> Value:
-    """A helper of :data:`FUNCTIONS` on bit patterns (an argument outside 0..2**width-1 is an
-    error: a pattern is never negative nor wider)."""
-    _, width, function = FUNCTIONS[name]
-    for arg in args:
-        if not 0 <= arg < 1 << width:
-            raise RuleError(f"{text!r}: {name} takes {width}-bit patterns, got {arg}")
-    return function(*args)
+    """A helper of the registry (a pattern argument outside 0..2**width-1 is an error: a
+    pattern is never negative nor wider; a word argument is reduced modulo 2**32)."""
+    helper = REGISTRY[name]
+    for arg, kind in zip(args, helper.args, strict=True):
+        if kind in PATTERN_TYPES and not 0 <= arg < 1 << WIDTHS[kind]:
+            raise RuleError(f"{text!r}: {name} takes {WIDTHS[kind]}-bit patterns, got {arg}")
+    try:
+        return helper.python(*args)
+    except ZeroDivisionError:  # a word quotient or remainder, as // and % on exact integers
+        raise RuleError(f"{text!r}: division by zero") from None
 
 
 def _truth(value: Value, text: str) -> bool:

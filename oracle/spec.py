@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sm5.oracle.errors import RuleError, SpecError
+from sm5.oracle.helpers import WORD_TYPES
 from sm5.oracle.rules import Rule, parse_rule
 from sm5.oracle.spec_expand import apply_template, expand_memory, prefix_ids
 from sm5.oracle.yamlio import load_yaml, validate
@@ -700,9 +701,10 @@ def _build_model(doc: Mapping[str, Any]) -> Model:
 
 
 def _rule(text: str, where: str, known: frozenset[str] | None,
-          constants: Mapping[str, int] | None = None) -> Rule:
+          constants: Mapping[str, int] | None = None,
+          types: Mapping[str, str] | None = None) -> Rule:
     try:
-        return parse_rule(text, where=where, known=known, constants=constants)
+        return parse_rule(text, where=where, known=known, constants=constants, types=types)
     except RuleError as exc:
         raise SpecError(exc.message, where=exc.where) from None
 
@@ -874,20 +876,26 @@ def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
         names_seen.add(item.name)
     known = {i.name for i in inputs}
     limits = model.limits
+    # The word-typed names (inputs, then derived values as their rules type them).
+    types = {i.name: i.type for i in inputs if i.type in WORD_TYPES}
     derived: list[Derived] = []
     for d in doc.get("derived", ()):
-        derived.append(Derived(d["name"], _rule(d["expr"], f"{where}: derived {d['name']}",
-                                                frozenset(known), limits), d["text"]))
+        expr = _rule(d["expr"], f"{where}: derived {d['name']}", frozenset(known), limits, types)
+        derived.append(Derived(d["name"], expr, d["text"]))
         known.add(d["name"])
+        if expr.type in WORD_TYPES:
+            types[d["name"]] = expr.type
     names = frozenset(known)
     groups: list[Group] = []
     clause_ids = [c["id"] for g in doc["groups"] for c in g["clauses"]]
     for g in doc["groups"]:
         clauses = tuple(
-            Clause(c["id"], g["id"], _rule(c["when"], f"{where}: clause {c['id']}", names, limits),
+            Clause(c["id"], g["id"], _rule(c["when"], f"{where}: clause {c['id']}", names, limits,
+                                           types),
                    tuple(c["outcomes"]), c["text"], _src(c["source"]), c.get("erratum"),
                    c.get("accept"),
-                   tuple(_rule(v, f"{where}: clause {c['id']} accept_values", names, limits)
+                   tuple(_rule(v, f"{where}: clause {c['id']} accept_values", names, limits,
+                               types)
                          for v in c.get("accept_values", ())))
             for c in g["clauses"])
         for clause in clauses:
@@ -904,7 +912,7 @@ def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
         requires = tuple(cid for pattern in g.get("requires", ())
                          for cid in (fnmatch.filter(clause_ids, pattern) or [pattern]))
         groups.append(Group(g["id"], _rule(g["scope"], f"{where}: group {g['id']}", names,
-                                           limits),
+                                           limits, types),
                             requires, g["text"], clauses))
     memory = None
     if "memory" in doc:
@@ -915,7 +923,8 @@ def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
                                 where=where)
         memory = MemoryAccess(
             m["operand"], m["mode"], tuple(m["address"]), m.get("returns"), m.get("value"),
-            _rule(m["kernel"], f"{where}: kernel", names, limits) if "kernel" in m else None)
+            _rule(m["kernel"], f"{where}: kernel", names, limits, types) if "kernel" in m
+            else None)
         if memory.mode in ("rmw", "rmw_return") and memory.kernel is None:
             raise SpecError("semantics.memory: a read-modify-write needs a kernel (the new "
                             "memory word)", where=where)
@@ -967,10 +976,10 @@ def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
                             where=where)
     return Semantics(
         inputs=inputs, derived=tuple(derived),
-        assume=_rule(doc["assume"], f"{where}: assume", names, limits) if "assume" in doc
-        else None,
-        address=_rule(doc["address"], f"{where}: address", names, limits) if "address" in doc
-        else None,
+        assume=_rule(doc["assume"], f"{where}: assume", names, limits, types)
+        if "assume" in doc else None,
+        address=_rule(doc["address"], f"{where}: address", names, limits, types)
+        if "address" in doc else None,
         address_source=_src(doc["address_source"]) if "address_source" in doc else None,
         groups=tuple(groups), lanes=lanes, memory=memory, results=results, counter=counter,
         write_order=doc.get("write_order", "any"))

@@ -114,8 +114,26 @@ class ExpectedState:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One executed instruction of a program: its position among the program's instructions,
+    the outcomes and clauses it fired (over every concrete run), how many concrete runs the
+    values it read took, and whether it was widened (its writes became anything, because it
+    read a value that could not be enumerated)."""
+
+    index: int
+    instruction: str
+    line: int
+    outcomes: tuple[str, ...]
+    clauses: tuple[str, ...]
+    runs: int
+    widened: bool
+
+
+@dataclass(frozen=True)
 class Execution:
-    """What the oracle says of one instruction instance on one state."""
+    """What the oracle says of one program on one state: the outcomes and clauses of all its
+    steps and the expected final state; ``steps`` records each step (not compared: two
+    executions with the same verdict and state are the same answer)."""
 
     outcomes: tuple[str, ...]
     clauses: tuple[str, ...]
@@ -123,6 +141,7 @@ class Execution:
     rule: str | None = None
     reason: str = ""
     notes: tuple[str, ...] = field(default=(), compare=False)
+    steps: tuple[Step, ...] = field(default=(), compare=False)
 
     @property
     def rejected(self) -> bool:
@@ -364,6 +383,13 @@ def f64_one_of(values: set[int]) -> tuple[Accept, Accept]:
         return split64(next(iter(values)))
     both = F64OneOf(tuple(sorted(values)))
     return both, both
+
+
+def step_to_json(step: Step) -> dict[str, Any]:
+    """A step's record as JSON (``steps`` of a program vector and of ``sm5 exec``)."""
+    return {"step": step.index, "instruction": step.instruction,
+            "outcomes": list(step.outcomes), "clauses": list(step.clauses),
+            "runs": step.runs, "widened": step.widened}
 
 
 def expected_to_json(state: ExpectedState) -> dict[str, Any]:

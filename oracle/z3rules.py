@@ -24,6 +24,13 @@ Two exact encodings are offered; a theorem picks the one its solver handles best
     ranges, so the 128-bit claim is checked by z3 rather than argued on paper. Bit-blasting
     makes this encoding fast for bit-level rules (a double's NaN test) and for model search.
 
+Words. A ``uword`` or ``iword`` (``sm5.oracle.ruletypes``) is a 32-bit bit-vector in both
+encodings: its operators are helpers of the registry (``sm5.oracle.helpers``) whose z3 models
+are plain 32-bit operations, wrapping by definition, so they add no side condition (but a zero
+divisor); comparisons are unsigned on a uword and signed on an iword. ``uword(x)`` of an exact
+integer is its low 32 bits (``Extract`` in ``bv``, ``Int2BV`` in ``int``: both exact);
+``exact(w)`` extends the word back (zero- or sign-extension, ``BV2Int``).
+
 Types. Booleans are z3 ``Bool``; a boolean used as a number is ``If(b, 1, 0)`` (Python's
 ``int(True)``); a number used as a truth value is ``!= 0``. ``x if c else y`` with one boolean and
 one numeric branch is numeric (Python returns the boolean itself, which is equal to its number
@@ -50,7 +57,7 @@ from typing import Any, Literal
 import z3
 
 from sm5.oracle.errors import RuleError
-from sm5.oracle.float64 import F32_QUIET_NAN, QUIET_NAN
+from sm5.oracle.helpers import REGISTRY, WIDTHS, WORD_TYPES
 from sm5.oracle.rules import Rule, Value
 from sm5.oracle.spec import Input, Semantics
 
@@ -61,69 +68,6 @@ WIDTH = 128
 _SIGNED_MIN = -(1 << (WIDTH - 1))
 _SIGNED_MAX = (1 << (WIDTH - 1)) - 1
 
-#: The rule language's ``f64_*`` helpers in z3's floating-point theory (round to nearest even):
-#: name -> (result kind, argument width, operation on the arguments' bit-vectors giving a Bool
-#: or a bit-vector of at most 64 bits). Arithmetic results that are NaN become the default
-#: quiet NaN, as in ``sm5.oracle.float64``.
-def _fp(word: Any) -> Any:
-    return z3.fpBVToFP(word, z3.Float64())
-
-
-def _pattern(result: Any) -> Any:
-    return z3.If(z3.fpIsNaN(result), z3.BitVecVal(QUIET_NAN, 64), z3.fpToIEEEBV(result))
-
-
-def _to_int(word: Any, low: int, high: int, signed: bool) -> Any:
-    """Truncate toward zero after clamping to [low, high]; NaN gives 0 (double to integer)."""
-    x = _fp(word)
-    top = z3.FPVal(float(high) + 1.0, z3.Float64())
-    bottom = z3.FPVal(float(low), z3.Float64())
-    convert = z3.fpToSBV if signed else z3.fpToUBV
-    below = z3.fpLEQ(x, bottom) if signed else z3.fpLT(x, z3.FPVal(1.0, z3.Float64()))
-    inside = convert(z3.RTZ(), x, z3.BitVecSort(32))
-    return z3.If(z3.fpIsNaN(x), z3.BitVecVal(0, 32),
-                 z3.If(z3.fpGEQ(x, top), z3.BitVecVal(high & 0xFFFFFFFF, 32),
-                       z3.If(below, z3.BitVecVal(low & 0xFFFFFFFF, 32), inside)))
-
-
-def _fp32(word: Any) -> Any:
-    return z3.fpBVToFP(word, z3.Float32())
-
-
-def _narrow(word: Any) -> Any:
-    """Double to float32, round to nearest even; a NaN becomes binary32's default quiet NaN."""
-    narrowed = z3.fpToFP(z3.RNE(), _fp(word), z3.Float32())
-    return z3.If(z3.fpIsNaN(narrowed), z3.BitVecVal(F32_QUIET_NAN, 32), z3.fpToIEEEBV(narrowed))
-
-
-F64_OPS: Mapping[str, tuple[str, int, Callable[..., Any]]] = {
-    "f64_add": ("int", 64, lambda a, b: _pattern(z3.fpAdd(z3.RNE(), _fp(a), _fp(b)))),
-    "f64_mul": ("int", 64, lambda a, b: _pattern(z3.fpMul(z3.RNE(), _fp(a), _fp(b)))),
-    "f64_div": ("int", 64, lambda a, b: _pattern(z3.fpDiv(z3.RNE(), _fp(a), _fp(b)))),
-    "f64_fma": ("int", 64, lambda a, b, c: _pattern(z3.fpFMA(z3.RNE(), _fp(a), _fp(b), _fp(c)))),
-    "f64_lt": ("bool", 64, lambda a, b: z3.fpLT(_fp(a), _fp(b))),
-    "f64_ge": ("bool", 64, lambda a, b: z3.fpGEQ(_fp(a), _fp(b))),
-    "f64_eq": ("bool", 64, lambda a, b: z3.fpEQ(_fp(a), _fp(b))),
-    "f64_is_nan": ("bool", 64, lambda a: z3.fpIsNaN(_fp(a))),
-    "f64_is_inf": ("bool", 64, lambda a: z3.fpIsInf(_fp(a))),
-    "f64_is_zero": ("bool", 64, lambda a: z3.fpIsZero(_fp(a))),
-    "f64_is_denormal": ("bool", 64, lambda a: z3.fpIsSubnormal(_fp(a))),
-    "f64_to_i32": ("int", 64, lambda a: _to_int(a, -(2**31), 2**31 - 1, True)),
-    "f64_to_u32": ("int", 64, lambda a: _to_int(a, 0, 2**32 - 1, False)),
-    "f64_from_i32": ("int", 32, lambda w: z3.fpToIEEEBV(
-        z3.fpSignedToFP(z3.RNE(), w, z3.Float64()))),
-    "f64_from_u32": ("int", 32, lambda w: z3.fpToIEEEBV(
-        z3.fpUnsignedToFP(z3.RNE(), w, z3.Float64()))),
-    "f64_from_f32": ("int", 32, lambda w: _pattern(z3.fpToFP(z3.RNE(), _fp32(w), z3.Float64()))),
-    "f64_to_f32": ("int", 64, _narrow),
-    "f64_div_down": ("int", 64, lambda a, b: _pattern(z3.fpDiv(z3.RTN(), _fp(a), _fp(b)))),
-    "f64_div_up": ("int", 64, lambda a, b: _pattern(z3.fpDiv(z3.RTP(), _fp(a), _fp(b)))),
-    "f32_is_nan": ("bool", 32, lambda w: z3.fpIsNaN(_fp32(w))),
-    "f32_is_inf": ("bool", 32, lambda w: z3.fpIsInf(_fp32(w))),
-    "f32_is_zero": ("bool", 32, lambda w: z3.fpIsZero(_fp32(w))),
-    "f32_is_denormal": ("bool", 32, lambda w: z3.fpIsSubnormal(_fp32(w))),
-}
-
 #: Node types that make the ``bv`` encoding the better choice for a semantics.
 _BIT_NODES = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift, ast.Invert)
 
@@ -132,8 +76,8 @@ _BIT_NODES = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift, ast.Inv
 class Term:
     """A translated sub-expression: a z3 Bool, an integer, or an enum code with its values."""
 
-    kind: Literal["bool", "int", "str"]
-    expr: Any
+    kind: Literal["bool", "int", "str", "uword", "iword"]
+    expr: Any  # a word is a 32-bit bit-vector in either encoding
     values: tuple[str, ...] = ()
     literal: bool = False  # a string constant of the rule text (not an input's value)
     u32: bool = False  # known to lie in 0 .. 2**32-1 (a u32 input, or a bit operation of such)
@@ -239,6 +183,8 @@ class Symbols(Mapping[str, Any]):
         if spec.type == "bool":
             return z3.If(expr, one, zero), 0, 1
         low, high = _bounds(spec)
+        if spec.type in WORD_TYPES:
+            return _exact(expr, spec.type == "iword", self.encoding), low, high
         return expr, low, high
 
 
@@ -274,10 +220,11 @@ def _word_bits(node: ast.AST, words: set[str]) -> bool:
 
 
 def uses_f64(semantics: Semantics) -> bool:
-    """Whether a rule of the semantics calls an ``f64_*`` helper."""
+    """Whether a rule of the semantics calls a helper on patterns held as exact integers (the
+    ``f64_*`` and ``f32_*`` helpers: :attr:`~sm5.oracle.helpers.Helper.on_patterns`)."""
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-               and n.func.id in F64_OPS for rule in _rules_of(semantics)
-               for n in ast.walk(rule.tree))
+               and n.func.id in REGISTRY and REGISTRY[n.func.id].on_patterns
+               for rule in _rules_of(semantics) for n in ast.walk(rule.tree))
 
 
 def encodings_of(semantics: Semantics) -> tuple[Encoding, ...]:
@@ -305,7 +252,8 @@ def symbols(semantics: Semantics, *, encoding: Encoding | None = None,
     """One z3 symbol per input with its range constraint, plus the derived values as terms.
 
     ``u32``: 0..2**32-1, ``u64``: 0..2**64-1, ``int``: min..max, ``bool``: a Bool, ``enum``: a
-    code 0..len(values)-1. ``prefix`` names a second, independent copy of the inputs.
+    code 0..len(values)-1, ``uword``/``iword``: a 32-bit bit-vector (no constraint). ``prefix``
+    names a second, independent copy of the inputs.
 
     ``abstract``: the result of each f64 arithmetic helper (``f64_add``, ``f64_mul``, ...) is a
     free 64-bit pattern, one per distinct call, instead of the IEEE operation (whose circuits
@@ -396,6 +344,10 @@ def translate(rule: Rule, env: Mapping[str, Any], *,
 def decode(term: Term) -> Value:
     """The Python value of a constant term (after ``z3.simplify`` or ``model.eval``)."""
     expr = z3.simplify(term.expr)
+    if term.kind in WORD_TYPES:
+        if not z3.is_bv_value(expr):
+            raise RuleError(f"{expr} is not a constant word")
+        return int(expr.as_signed_long() if term.kind == "iword" else expr.as_long())
     if term.kind == "bool":
         if z3.is_true(expr):
             return True
@@ -437,13 +389,17 @@ def evaluate_in(translation: Translation, model: Any) -> Value | None:
 # Inputs
 
 
-def _input_kind(i: Input) -> Literal["bool", "int", "str"]:
+def _input_kind(i: Input) -> Literal["bool", "int", "str", "uword", "iword"]:
+    if i.type in ("uword", "iword"):
+        return "uword" if i.type == "uword" else "iword"
     return "bool" if i.type == "bool" else "str" if i.type == "enum" else "int"
 
 
 def _bounds(i: Input) -> tuple[int, int]:
-    if i.type == "u32":
+    if i.type in ("u32", "uword"):
         return 0, (1 << 32) - 1
+    if i.type == "iword":
+        return -(1 << 31), (1 << 31) - 1
     if i.type == "u64":
         return 0, (1 << 64) - 1
     if i.type == "enum":
@@ -468,6 +424,9 @@ def _make_input(i: Input, name: str, enc: Encoding) -> tuple[Any, Any, Any]:
     if i.type == "bool":
         base = z3.Bool(name)
         return base, base, None
+    if i.type in WORD_TYPES:
+        base = z3.BitVec(name, 32)
+        return base, base, None
     low, high = _bounds(i)
     if enc == "int":
         base = z3.Int(name)
@@ -485,6 +444,8 @@ def _base_value(i: Input, value: Value, enc: Encoding) -> Any:
     number = _number_of(i, value)
     if i.type == "bool":
         return z3.BoolVal(bool(value))
+    if i.type in WORD_TYPES:
+        return z3.BitVecVal(number & 0xFFFFFFFF, 32)
     if enc == "int":
         return z3.IntVal(number)
     low, high = _bounds(i)
@@ -494,6 +455,8 @@ def _base_value(i: Input, value: Value, enc: Encoding) -> Any:
 def _value_expr(i: Input, value: Value, enc: Encoding) -> Any:
     if i.type == "bool":
         return z3.BoolVal(bool(_number_of(i, value)))
+    if i.type in WORD_TYPES:
+        return z3.BitVecVal(_number_of(i, value) & 0xFFFFFFFF, 32)
     return _int_const(_number_of(i, value), enc)
 
 
@@ -509,10 +472,21 @@ def _number_of(i: Input, value: Value) -> int:
         return i.values.index(str(value))
     if not isinstance(value, int) or isinstance(value, bool):
         raise RuleError(f"input {i.name!r}: {value!r} is not an integer")
+    if i.type in WORD_TYPES:  # the pattern or the integer of either view
+        if not -(1 << 31) <= value < 1 << 32:
+            raise RuleError(f"input {i.name!r}: {value} is not a 32-bit word")
+        return value
     low, high = _bounds(i)
     if not low <= value <= high:
         raise RuleError(f"input {i.name!r}: {value} outside {low}..{high}")
     return value
+
+
+def _exact(word: Any, signed: bool, enc: Encoding) -> Any:
+    """A 32-bit word's integer in its view, in the encoding."""
+    if enc == "int":
+        return z3.BV2Int(word, is_signed=signed)
+    return z3.SignExt(WIDTH - 32, word) if signed else z3.ZeroExt(WIDTH - 32, word)
 
 
 def _infer_encoding(env: Mapping[str, Any]) -> Encoding:
@@ -535,6 +509,11 @@ _CMP: Mapping[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.LtE: lambda a, b: a <= b,
     ast.Gt: lambda a, b: a > b,
     ast.GtE: lambda a, b: a >= b,
+}
+
+
+_UNSIGNED: Mapping[type[ast.cmpop], Callable[[Any, Any], Any]] = {
+    ast.Lt: z3.ULT, ast.LtE: z3.ULE, ast.Gt: z3.UGT, ast.GtE: z3.UGE,
 }
 
 
@@ -568,6 +547,8 @@ class _Translator:
     def integer(self, term: Term) -> Any:
         if term.kind == "int":
             return term.expr
+        if term.kind in WORD_TYPES:  # the type checker lets no word reach here
+            raise self.error(f"a {term.kind} is not an exact integer (convert with exact(...))")
         if term.kind == "bool":
             return z3.If(term.expr, self.const(1), self.const(0))
         raise self.error(f"a string ({'/'.join(term.values)}) is not a number")
@@ -577,7 +558,17 @@ class _Translator:
             return term.expr
         if term.kind == "int":
             return term.expr != self.const(0)
-        raise self.error(f"a string ({'/'.join(term.values)}) is not a truth value")
+        raise self.error(f"a {term.kind} is not a truth value")
+
+    def word(self, term: Term) -> Any:
+        """``term`` as a 32-bit bit-vector: a word as it is, an integer (a literal the type
+        checker let stand for a word) as its low 32 bits."""
+        if term.kind in WORD_TYPES:
+            return term.expr
+        number = self.integer(term)
+        if self.enc == "int":
+            return z3.Int2BV(number, 32)
+        return z3.Extract(31, 0, number)
 
     def in_signed_range(self, *values: Any) -> Any:
         low, high = self.const(_SIGNED_MIN), self.const(_SIGNED_MAX)
@@ -641,10 +632,27 @@ class _Translator:
             orelse = self.term(node.orelse, z3.And(guard, z3.Not(test)))
             return self.choose(test, body, orelse)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                and node.func.id in F64_OPS:
-            args = [self.integer(self.term(arg, guard)) for arg in node.args]
-            return self.float64(node.func.id, args, guard)
+                and node.func.id in REGISTRY:
+            return self.helper(node.func.id, [self.term(arg, guard) for arg in node.args],
+                               guard)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in WORD_TYPES:
+                view: Literal["uword", "iword"] = \
+                    "uword" if node.func.id == "uword" else "iword"
+                return Term(view, self.word(self.term(node.args[0], guard)))
+            if node.func.id == "exact":
+                term = self.term(node.args[0], guard)
+                if term.kind not in WORD_TYPES:
+                    raise self.error("exact(...) takes a word")
+                return Term("int", _exact(term.expr, term.kind == "iword", self.enc))
+            if node.func.id in ("min", "max"):
+                terms = [self.term(arg, guard) for arg in node.args]
+                words = [t for t in terms if t.kind in WORD_TYPES]
+                if words:
+                    a, b = (self.word(t) for t in terms)
+                    below = z3.ULE(a, b) if words[0].kind == "uword" else a <= b
+                    first = below if node.func.id == "min" else z3.Not(below)
+                    return Term(words[0].kind, z3.If(first, a, b))
             if node.func.id == "i32":
                 x = self.integer(self.term(node.args[0], guard))
                 half, span = self.const(1 << 31), self.const(1 << 32)
@@ -657,25 +665,35 @@ class _Translator:
                 return Term("int", z3.If(a >= b, a, b))
         raise self.error(f"cannot translate {type(node).__name__}")
 
-    def float64(self, name: str, args: list[Any], guard: Any) -> Term:
-        """An ``f64_*`` helper in z3's floating-point theory, exact like the Python one.
+    def helper(self, name: str, args: list[Term], guard: Any) -> Term:
+        """A helper of the registry through its z3 model, exact like the Python one.
 
-        Each argument must be a pattern of the helper's width (the side condition, as the
-        Python evaluator raises otherwise). With ``abstract`` (see :func:`symbols`), an
-        arithmetic result is a free pattern, one per distinct call.
+        A word argument is a 32-bit bit-vector already. A pattern argument must lie in
+        0 .. 2**width - 1 (the side condition, as the Python evaluator raises otherwise). The
+        word operators ``//`` and ``%`` need a divisor that is not 0, as on exact integers. With
+        ``abstract`` (see :func:`symbols`), a pattern result is a free pattern, one per
+        distinct call.
         """
-        kind, width, op = F64_OPS[name]
+        helper = REGISTRY[name]
         words = []
-        for arg in args:
+        for term, declared in zip(args, helper.args, strict=True):
+            if declared in WORD_TYPES:
+                words.append(self.word(term))
+                continue
+            arg, width = self.integer(term), WIDTHS[declared]
             if self.enc == "bv":
                 self.require(guard, z3.And(arg >= 0, arg < self.const(1 << width)))
                 words.append(z3.Extract(width - 1, 0, arg))
             else:
                 self.require(guard, z3.And(arg >= 0, arg < (1 << width)))
                 words.append(z3.Int2BV(arg, width))
-        if kind == "bool":
-            return Term("bool", op(*words))
-        pattern = op(*words)
+        if name in ("uword_div", "uword_mod"):
+            self.require(guard, words[1] != z3.BitVecVal(0, 32))
+        if helper.result == "bool":
+            return Term("bool", helper.z3(*words))
+        if helper.result == "uword" or helper.result == "iword":
+            return Term(helper.result, helper.z3(*words))
+        pattern = helper.z3(*words)
         if self.abstract:
             pattern = z3.BitVec(f"{name}({', '.join(w.sexpr() for w in words)})",
                                 pattern.size())
@@ -692,6 +710,9 @@ class _Translator:
             return Term("str", expr, self.enums[name])
         if z3.is_bool(expr):
             return Term("bool", expr)
+        if z3.is_bv(expr) and expr.size() == 32:
+            # A word: every read of a word-typed name is inside a conversion to its view.
+            return Term("uword", expr)
         if name in self.words and (z3.is_int(expr) or z3.is_bv(expr)):
             return Term("int", expr, u32=True)
         if (self.enc == "bv" and not (z3.is_bv(expr) and expr.size() == WIDTH)) or (
@@ -830,6 +851,10 @@ class _Translator:
             raise self.error("cannot order a string and a number")
         if left.kind == "str":
             return self.string_relation(_CMP[type(op)], left, right)
+        if left.kind in WORD_TYPES or right.kind in WORD_TYPES:
+            view = left.kind if left.kind in WORD_TYPES else right.kind
+            relation = _UNSIGNED[type(op)] if view == "uword" else _CMP[type(op)]
+            return relation(self.word(left), self.word(right))
         return _CMP[type(op)](self.integer(left), self.integer(right))
 
     def equal(self, left: Term, right: Term) -> Any:
@@ -839,6 +864,8 @@ class _Translator:
             return self.string_relation(lambda a, b: a == b, left, right)
         if left.kind == "bool" and right.kind == "bool":
             return left.expr == right.expr
+        if left.kind in WORD_TYPES or right.kind in WORD_TYPES:
+            return self.word(left) == self.word(right)
         return self.integer(left) == self.integer(right)
 
     def string_relation(self, relation: Callable[[str, str], bool], left: Term,
@@ -853,6 +880,9 @@ class _Translator:
     def choose(self, test: Any, body: Term, orelse: Term) -> Term:
         if body.kind == "bool" and orelse.kind == "bool":
             return Term("bool", z3.If(test, body.expr, orelse.expr))
+        if body.kind in WORD_TYPES or orelse.kind in WORD_TYPES:
+            view = body.kind if body.kind in WORD_TYPES else orelse.kind
+            return Term(view, z3.If(test, self.word(body), self.word(orelse)))
         if body.kind != "str" and orelse.kind != "str":
             return Term("int", z3.If(test, self.integer(body), self.integer(orelse)))
         if body.kind != orelse.kind:

@@ -1,4 +1,4 @@
-"""``sm5 report``: write the spec-coverage HTML report."""
+"""``sm5 report``: write the spec-coverage HTML report, an index and a page per instruction."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from sm5.reports.render import build_report
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
-        "report", help="write the spec-coverage HTML report (one self-contained file)",
+        "report", help="write the spec-coverage HTML report (self-contained pages: a dashboard "
+        "and one page per instruction)",
         description="Reads the spec, the vectors and, when given, proof, conformance and "
-        "mutant results; writes DIR/index.html.")
+        "mutant results; writes DIR/index.html (the dashboard) and DIR/instructions/NAME.html "
+        "(one page per instruction), and prints the index's path.")
     p.add_argument("--out", type=Path, default=Path("build/report"), metavar="DIR",
                    help="output folder (default: build/report)")
     p.add_argument("--spec", type=Path, default=None, metavar="DIR",

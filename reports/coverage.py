@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sm5.oracle.asm import parse_program
 from sm5.oracle.errors import AsmError
-from sm5.oracle.program import COMPONENTS, Instruction
+from sm5.oracle.program import COMPONENTS, Instruction, subject_positions
 from sm5.oracle.spec import InstructionSpec, OperandSpec, Spec
 from sm5.vectors.format import Vector, canonical, read_file
 
@@ -86,12 +86,16 @@ def swizzle_operands(ins: InstructionSpec) -> tuple[OperandSpec, ...]:
     return tuple(op for op in ins.operands if op.selection == "swizzle")
 
 
-def _under_test(lines: tuple[str, ...], spec: Spec, source: str) -> Instruction | None:
+def _subject(lines: tuple[str, ...], subject: str, spec: Spec, source: str
+             ) -> Instruction | None:
+    """The instruction the vector is about (its subject, named by its file and id), if the
+    program parses and holds it."""
     try:
         program = parse_program(list(lines), source=source, spec=spec)
     except AsmError:
         return None
-    return next((i for i in program.instructions if i.name in spec.instructions), None)
+    positions = subject_positions(program, subject)
+    return program.instructions[positions[-1]] if positions else None
 
 
 def _availability_rules(spec: Spec) -> frozenset[str]:
@@ -122,13 +126,13 @@ def scan(paths: Iterable[Path], spec: Spec) -> VectorIndex:
     mask_swizzle: dict[tuple[str, str, str, str], list[int]] = defaultdict(lambda: [0, 0])
     unparsed: Counter[str] = Counter()
     availability = _availability_rules(spec)
-    parsed: dict[tuple[str, ...], Instruction | None] = {}
+    parsed: dict[tuple[tuple[str, ...], str], Instruction | None] = {}
     for file in vector_files(paths):
         header, vectors = read_file(file)
         count = 0
         for vector in vectors:
             count += 1
-            name = header.instruction
+            name = header.subject
             vector_instruction[vector.id] = name
             vector_clauses[vector.id] = vector.clauses
             per_instruction[name] += 1
@@ -140,15 +144,16 @@ def scan(paths: Iterable[Path], spec: Spec) -> VectorIndex:
             if vector.rejected and vector.expect.get("rule") in availability:
                 availability_rejects[cell] += 1
             if name in spec.instructions:
-                if vector.program not in parsed:  # many vectors share one program
-                    parsed[vector.program] = _under_test(vector.program, spec, file.name)
-                instruction = parsed[vector.program]
+                key = (vector.program, name)
+                if key not in parsed:  # many vectors share one program
+                    parsed[key] = _subject(vector.program, name, spec, file.name)
+                instruction = parsed[key]
                 if instruction is None:
                     unparsed[name] += 1
                 else:
                     _count_mask_swizzle(spec.instructions[name], instruction, vector.rejected,
                                         mask_swizzle)
-        files.append(VectorFile(file.name, header.instruction, count,
+        files.append(VectorFile(file.name, header.subject, count,
                                 _generator_text(header.generator)))
     return VectorIndex(
         files=tuple(files), total=len(vector_instruction), per_instruction=dict(per_instruction),

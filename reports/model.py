@@ -41,6 +41,22 @@ from sm5.reports.inputs import (
 #: Clause statuses, in the order the page lists them, with their labels.
 STATUSES = (("proved", "proved"), ("tested", "tested"),
             ("undefined", "undefined by design"), ("uncovered", "uncovered"))
+#: What each status chip says of a clause; a clause carries every chip that holds for it, and
+#: each count of the page is the number of clauses carrying that chip.
+STATUS_MEANINGS = {
+    "proved": "a z3 theorem about the clause or its group is proved, and a vector lists it",
+    "tested": "at least one vector lists the clause (every proved clause is tested too)",
+    "undefined": "a vector lists it and its outcomes leave part of the state free (undefined or "
+                 "constrained): vectors check only what it constrains",
+    "uncovered": "no vector lists the clause (the reason is given)",
+}
+#: The dashboard's verdict categories: key, label, and the verdicts each gathers.
+CATEGORIES = (("pass", "pass", ("pass",)),
+              ("expected", "expected divergence", ("xfail",)),
+              ("fail", "fail", ("fail", "crash", "timeout", "xpass")),
+              ("unsupported", "unsupported", ("unsupported",)),
+              ("notrun", "not applicable", ("not-applicable", "skip")))
+CATEGORY_OF = {status: key for key, _, statuses in CATEGORIES for status in statuses}
 #: Conformance statuses whose vectors are listed with their reasons.
 LISTED_RESULTS = ("fail", "crash", "timeout", "xfail", "xpass")
 SAMPLE_IDS = 4
@@ -225,10 +241,65 @@ class ImplementationView:
     unknown_vectors: int
     issues: tuple[Issue, ...]
     more_issues: int
+    issues_all: tuple[Issue, ...] = ()
 
     @property
     def total(self) -> int:
         return sum(n for _, n in self.counts)
+
+
+@dataclass(frozen=True)
+class Segment:
+    key: str
+    label: str
+    count: int
+    width: str  # percent of the bar, two decimals
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One stacked bar of the dashboard: the verdicts of one implementation on a set of
+    vectors (a family or an instruction), by category."""
+
+    label: str
+    segments: tuple[Segment, ...]
+    total: int
+
+    @property
+    def title(self) -> str:
+        return ", ".join(f"{s.count} {s.label}" for s in self.segments if s.count) or "no vector"
+
+
+@dataclass(frozen=True)
+class DashboardRow:
+    impl: str
+    bars: tuple[Bar, ...]
+    total: Bar
+
+
+@dataclass(frozen=True)
+class InstructionRow:
+    name: str
+    family: str
+    vector_count: int
+    status_counts: tuple[tuple[str, str, int], ...]
+    clause_count: int
+    bars: tuple[Bar, ...]  # one per implementation
+
+
+@dataclass(frozen=True)
+class InstructionPage:
+    """What one instruction's page shows, besides the report-wide header."""
+
+    ins: InstructionView
+    clauses: tuple[ClauseView, ...]
+    mask_grids: tuple[Grid, ...]
+    legality_grid: Grid
+    proofs: tuple[ProofRow, ...]
+    impls: tuple[tuple[ImplementationView, tuple[tuple[str, int], ...], tuple[Issue, ...], int],
+                 ...]
+    previous: str
+    next: str
 
 
 @dataclass(frozen=True)
@@ -247,6 +318,33 @@ class Report:
     vector_total: int
     sources: tuple[SourceDocView, ...]
     result_statuses: tuple[str, ...]
+    clause_counts: tuple[tuple[str, str, int, str], ...]
+    dashboard: tuple[DashboardRow, ...]
+    families: tuple[str, ...]
+    instruction_rows: tuple[InstructionRow, ...]
+
+    def pages(self) -> tuple[InstructionPage, ...]:
+        """One page per instruction, in the report's order."""
+        names = [ins.name for ins in self.instructions]
+        out = []
+        for n, ins in enumerate(self.instructions):
+            impls = []
+            for impl in self.implementations:
+                counts = dict(impl.per_instruction).get(ins.name, ())
+                issues = [i for i in impl.issues_all if i.vector_id.split("/")[0] == ins.name]
+                impls.append((impl, tuple((s, c) for s, c in zip(impl.statuses, counts,
+                                                                  strict=False) if c),
+                              tuple(issues[:IMPL_ISSUES]), max(0, len(issues) - IMPL_ISSUES)))
+            out.append(InstructionPage(
+                ins=ins, clauses=tuple(c for c in self.clauses if c.instruction == ins.name),
+                mask_grids=tuple(g for g in self.mask_grids if g.instruction == ins.name),
+                legality_grid=next(g for g in self.legality_grids if g.instruction == ins.name),
+                proofs=() if self.proofs is None else tuple(
+                    row for row in self.proofs.rows if row.instruction == ins.name),
+                impls=tuple(impls),
+                previous=names[n - 1] if n else "",
+                next=names[n + 1] if n + 1 < len(names) else ""))
+        return tuple(out)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -262,6 +360,8 @@ def gather(spec: Spec, vector_paths: Sequence[Path], proofs_json: Path | None = 
     clauses = tuple(_clause_view(spec, ins, clause, index, theorems, impls)
                     for ins in instructions_of(spec) for clause in ins.clauses)
     status_totals = Counter(c.status for c in clauses)
+    chip_totals = Counter(key for c in clauses for key, _ in c.badges)
+    families = tuple(sorted({ins.family for ins in instructions_of(spec)}))
     return Report(
         spec_version=spec.version,
         instructions=tuple(_instruction_view(spec, ins, index, clauses)
@@ -279,7 +379,50 @@ def gather(spec: Spec, vector_paths: Sequence[Path], proofs_json: Path | None = 
         sources=tuple(SourceDocView(k, d.title, d.kind)
                       for k, d in sorted(spec.model.sources.items())),
         result_statuses=status_order({r.status for i in impls for r in i.results.values()}),
+        clause_counts=tuple((key, label, chip_totals[key], STATUS_MEANINGS[key])
+                            for key, label in STATUSES),
+        dashboard=tuple(_dashboard_row(spec, impl, index, families) for impl in impls),
+        families=families,
+        instruction_rows=tuple(_instruction_row(ins, clauses, index, impls)
+                               for ins in instructions_of(spec)),
     )
+
+
+# --- the dashboard -------------------------------------------------------------------------------
+
+
+def bar(label: str, statuses: Iterable[str]) -> Bar:
+    """The stacked bar of these verdicts, by category; widths in percent of the total."""
+    counts = Counter(CATEGORY_OF.get(s, "fail") for s in statuses)
+    total = sum(counts.values())
+    return Bar(label, tuple(
+        Segment(key, text, counts[key], f"{100 * counts[key] / total:.2f}" if total else "0")
+        for key, text, _ in CATEGORIES), total)
+
+
+def _dashboard_row(spec: Spec, impl: ImplResults, index: VectorIndex,
+                   families: tuple[str, ...]) -> DashboardRow:
+    per: dict[str, list[str]] = {family: [] for family in families}
+    for vector_id, result in impl.results.items():
+        name = index.vector_instruction.get(vector_id)
+        ins = spec.instructions.get(name) if name is not None else None
+        if ins is not None:
+            per[ins.family].append(result.status)
+    return DashboardRow(impl.impl, tuple(bar(f, per[f]) for f in families),
+                        bar("all", (r.status for r in impl.results.values())))
+
+
+def _instruction_row(ins: InstructionSpec, clauses: tuple[ClauseView, ...], index: VectorIndex,
+                     impls: tuple[ImplResults, ...]) -> InstructionRow:
+    own = [c for c in clauses if c.instruction == ins.name]
+    prefix = ins.name + "/"
+    return InstructionRow(
+        ins.name, ins.family, index.per_instruction.get(ins.name, 0),
+        tuple((key, label, sum(1 for c in own if key in dict(c.badges)))
+              for key, label in STATUSES),
+        len(own),
+        tuple(bar(impl.impl, (r.status for v, r in impl.results.items()
+                              if v.startswith(prefix))) for impl in impls))
 
 
 def source_view(spec: Spec, ref: SourceRef) -> SourceView:
@@ -337,7 +480,7 @@ def _instruction_view(spec: Spec, ins: InstructionSpec, index: VectorIndex,
             tuple(used_by.get(e.id, ()))) for e in ins.errata),
         vector_count=index.per_instruction.get(ins.name, 0),
         unparsed=index.unparsed.get(ins.name, 0),
-        status_counts=tuple((key, label, sum(1 for c in own if c.status == key))
+        status_counts=tuple((key, label, sum(1 for c in own if key in dict(c.badges)))
                             for key, label in STATUSES),
     )
 
@@ -485,4 +628,4 @@ def _implementation_view(n: int, impl: ImplResults, index: VectorIndex) -> Imple
         per_instruction=tuple((name, tuple(c[s] for s in statuses))
                               for name, c in sorted(per_ins.items())),
         unknown_vectors=unknown, issues=tuple(issues[:IMPL_ISSUES]),
-        more_issues=max(0, len(issues) - IMPL_ISSUES))
+        more_issues=max(0, len(issues) - IMPL_ISSUES), issues_all=tuple(issues))

@@ -1,10 +1,10 @@
-"""Regenerate (or check) the README tables that come from the spec.
+"""Regenerate (or check) the tables of README.md and docs/ that come from the spec.
 
-Each table sits between ``<!-- generated: NAME ... -->`` and ``<!-- end: NAME -->``; this script
-rewrites the rows from spec/ so they are never kept by hand.
+Each table sits between ``<!-- generated: NAME ... -->`` and ``<!-- end: NAME -->`` in the file
+``FILES`` names for it; this script rewrites the rows from spec/ so they are never kept by hand.
 
-    python scripts/readme_tables.py          # rewrite README.md
-    python scripts/readme_tables.py --check  # exit 1 if README.md is out of date
+    python scripts/readme_tables.py          # rewrite README.md and the docs pages
+    python scripts/readme_tables.py --check  # exit 1 if one of them is out of date
     python scripts/readme_tables.py --vkd3d-results RESULTS.json  # record a vkd3d run, rewrite
 
 The ``vkd3d`` table comes from ``conformance/vkd3d/measured.json``, the per-instruction verdict
@@ -20,7 +20,7 @@ import json
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from sm5.oracle.fileio import atomic_write_text
@@ -100,21 +100,62 @@ def vkd3d_table(spec: Spec) -> list[str]:
     return rows
 
 
+def families_table(spec: Spec) -> list[str]:
+    """The README's short table: each family, its instructions and clauses."""
+    per: dict[str, list[str]] = {}
+    for name, ins in sorted(spec.instructions.items()):
+        per.setdefault(ins.family, []).append(name)
+    rows = ["| family | instructions | clauses | legality rules |", "|---|---|---|---|"]
+    for family, names in sorted(per.items()):
+        clauses = sum(len(spec.instructions[n].clauses) for n in names)
+        rules = sum(len(spec.instructions[n].rules) for n in names)
+        rows.append(f"| {family} | {len(names)}: {', '.join(f'`{n}`' for n in names)} | "
+                    f"{clauses} | {rules} |")
+    return rows
+
+
+def implementations_table(spec: Spec) -> list[str]:
+    """The README's short table: the recorded vkd3d run, verdicts per family."""
+    doc = json.loads(MEASURED_VKD3D.read_text(encoding="utf-8"))
+    per: dict[str, Counter[str]] = {}
+    for name, counts in doc["per_instruction"].items():
+        ins = spec.instructions.get(name)
+        per.setdefault(ins.family if ins else "(not in the spec)", Counter()).update(counts)
+    columns = [c for c in VERDICT_COLUMNS if any(c in counts for counts in per.values())]
+    rows = ["| vkd3d, family | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+    for family, counts in sorted(per.items()):
+        rows.append(f"| {family} | " + " | ".join(_count(counts.get(c, 0)) for c in columns)
+                    + " |")
+    return rows
+
+
 TABLES: dict[str, Callable[[Spec], list[str]]] = {
+    "families": families_table,
+    "implementations": implementations_table,
     "instructions": instructions_table,
     "outcomes": outcomes_table,
     "mutants": mutants_table,
     "vkd3d": vkd3d_table,
 }
+#: The file that holds each table, relative to the checkout.
+FILES: dict[str, str] = {
+    "families": "README.md",
+    "implementations": "README.md",
+    "instructions": "docs/spec/format.md",
+    "outcomes": "docs/spec/rules.md",
+    "mutants": "docs/testing/mutants.md",
+    "vkd3d": "docs/implementations/vkd3d.md",
+}
 
 
-def regenerate(text: str, spec: Spec) -> str:
-    for name, table in TABLES.items():
+def regenerate(text: str, spec: Spec, names: Iterable[str] = tuple(TABLES),
+               where: str = "README.md") -> str:
+    for name in names:
         pattern = re.compile(rf"(<!-- generated: {name}\b[^>]*-->\n)(.*?)(<!-- end: {name} -->)",
                              re.DOTALL)
         if not pattern.search(text):
-            raise SystemExit(f"README.md: no generated table {name!r}")
-        rows = "\n".join(table(spec)) + "\n"
+            raise SystemExit(f"{where}: no generated table {name!r}")
+        rows = "\n".join(TABLES[name](spec)) + "\n"
         text = pattern.sub(lambda m, rows=rows: m.group(1) + rows + m.group(3), text)
     return text
 
@@ -128,17 +169,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.vkd3d_results is not None:
         atomic_write_text(MEASURED_VKD3D, json.dumps(measured_vkd3d(args.vkd3d_results),
                                                      indent=1, sort_keys=True) + "\n")
-    readme = ROOT / "README.md"
-    current = readme.read_text(encoding="utf-8")
-    fresh = regenerate(current, load_spec(ROOT / "spec"))
-    if args.check:
-        if fresh != current:
-            print("README.md: generated tables are out of date; run scripts/readme_tables.py",
-                  file=sys.stderr)
-            return 1
-        return 0
-    if fresh != current:
-        atomic_write_text(readme, fresh)
+    spec = load_spec(ROOT / "spec")
+    stale = []
+    for relative in sorted(set(FILES.values())):
+        path = ROOT / relative
+        current = path.read_text(encoding="utf-8")
+        fresh = regenerate(current, spec, [n for n, f in FILES.items() if f == relative],
+                           relative)
+        if fresh == current:
+            continue
+        stale.append(relative)
+        if not args.check:
+            atomic_write_text(path, fresh)
+    if args.check and stale:
+        print(f"{', '.join(stale)}: generated tables are out of date; run "
+              "scripts/readme_tables.py", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Set up a working environment in .venv: the project with its test tools, and on request the
-# optional real components (vkd3d-shader on Mesa lavapipe; Chromium for the report's browser test).
+# Set up a working environment in .venv: the project with its test and documentation tools, and
+# on request the optional real components (vkd3d-shader on Mesa lavapipe; Chromium for the
+# report's browser test).
 #
-#   bash scripts/setup.sh            the project and its test tools
+#   bash scripts/setup.sh            the project, its test tools and mkdocs-material
 #   bash scripts/setup.sh --vkd3d    + Debian's Vulkan/lavapipe and vkd3d packages, libvkd3d-shader 1.14
 #   bash scripts/setup.sh --d3d11    + Debian's Wine, Xvfb, Mesa and mingw-w64; the D3D11 runner
 #   bash scripts/setup.sh --browser  + Debian's Chromium and playwright
@@ -29,9 +30,9 @@ if [[ ! -x .venv/bin/python ]]; then
   echo "setup: creating .venv"
   "$python" -m venv .venv
 fi
-echo "setup: installing the project and its test tools into .venv"
+echo "setup: installing the project, its test tools and its documentation tools into .venv"
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[test]'
+.venv/bin/python -m pip install --quiet -e '.[test,docs]'
 
 export PATH="$PWD/.venv/bin:$PATH"
 if ((want_vkd3d)); then

@@ -2,7 +2,9 @@
 
 Exit codes: 0 success, 1 a check failed, 2 bad input (a malformed spec, vector, asm line, an
 unusable option or output path), 3 an internal error (a defect of sm5 itself: one line on standard
-error; ``SM5_TRACEBACK=1`` prints the traceback too), 130 interrupted, 143 terminated.
+error; ``SM5_TRACEBACK=1`` prints the traceback too), 130 interrupted, 143 terminated, 141 standard
+output closed by its reader (``sm5 exec FILE | head -1``: the command stops quietly, as one killed
+by SIGPIPE does).
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 INTERNAL_ERROR = 3
+#: A reader closed standard output: the shell's code of a command killed by SIGPIPE (128 + 13).
+CLOSED_PIPE = 141
 
 
 class Terminated(BaseException):
@@ -77,6 +81,9 @@ def _run(argv: Sequence[str] | None) -> int:
     try:  # a signal while the command line is read interrupts as quietly as one later
         args = build_parser().parse_args(argv)
         code: int = args.handler(args)
+        sys.stdout.flush()  # what is still buffered meets a closed pipe here, not at exit
+    except BrokenPipeError:
+        return _closed_pipe()
     except Sm5Error as exc:
         print(f"sm5: error: {exc}", file=sys.stderr)
         return 2
@@ -95,3 +102,16 @@ def _run(argv: Sequence[str] | None) -> int:
               "of sm5; SM5_TRACEBACK=1 shows the traceback)", file=sys.stderr)
         return INTERNAL_ERROR
     return code
+
+
+def _closed_pipe() -> int:
+    """Standard output's reader has gone (``| head -1``): stop without a word. Standard output
+    is pointed at the null device so that the interpreter's last flush at exit, which would
+    meet the closed pipe again, writes nowhere instead of printing an error."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):  # not a real file (a test's capture): nothing to flush
+        pass
+    return CLOSED_PIPE

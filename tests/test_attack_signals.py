@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from process_group import sm5_group
 
+from sm5.oracle.spec import load_default
+
 
 def _group_gone(pgid: int, seconds: float = 10.0) -> bool:
     deadline = time.monotonic() + seconds
@@ -64,9 +66,12 @@ def test_report_interrupted_leaves_complete_or_nothing(tmp_path: Path, signum: i
     assert "Traceback" not in err
     assert _group_gone(child.pid)
     names = sorted(p.name for p in out.iterdir()) if out.exists() else []
-    assert names in ([], ["index.html"]), names
+    assert names in ([], ["index.html", "instructions"]), names
     if names:
         assert child.returncode == 0
-        assert (out / "index.html").read_text(encoding="utf-8").rstrip().endswith("</html>")
+        written = [out / "index.html", *sorted((out / "instructions").iterdir())]
+        assert len(written) == 1 + len(load_default().instructions)  # index, one per instruction
+        for page in written:
+            assert page.read_text(encoding="utf-8").rstrip().endswith("</html>"), page
     else:
         assert child.returncode == 128 + signum

@@ -103,11 +103,14 @@ def test_operand_width_comes_from_the_spec() -> None:
 
 
 def test_operand_forms_of_the_instruction_under_test(tmp_path: Path) -> None:
-    facts = operand_facts((DOUBLES, "dmovc r0.xyzw, l(1, 0, 0, 0), r2.xyzw, l(0, 0, 0, 0)"))
+    facts = operand_facts((DOUBLES, "dmovc r0.xyzw, l(1, 0, 0, 0), r2.xyzw, l(0, 0, 0, 0)"),
+                          "dmovc")
     assert [(f.file, f.name, f.role, f.type) for f in facts] == [
         ("r", "dest", "dst", "double"), ("l", "src0", "src", "32-bit"),
         ("r", "src1", "src", "double"), ("l", "src2", "src", "double")]
-    assert operand_facts(("dmovc r0.xyzw, nonsense",)) == ()  # does not parse: no operands
+    assert operand_facts(("dmovc r0.xyzw, nonsense",), "dmovc") == ()  # does not parse
+    # the subject is the vector's: a program without an instruction of that name has none
+    assert operand_facts((DOUBLES, "dmov r0.xyzw, r1.xyzw"), "dmovc") == ()
     exp = load_expectations(write(tmp_path, """
 - name: immediate-double
   status: xfail

@@ -42,7 +42,7 @@ PAST_END = _vector(["dcl_uav_structured u0, 8", "store_structured u0.x, l(2), l(
 
 
 def test_guard_words_follow_the_documented_rule() -> None:
-    """Values written out from the README's rule: one element (at least 4 words) each side, the
+    """Values written out from the docs' rule: one element (at least 4 words) each side, the
     word at offset k from the view's first word is 0xC0DE0000 + k mod 2^32."""
     state = guarded_state({
         "u0": STRUCTURED,

@@ -34,7 +34,7 @@ def test_shards_partition_the_vectors_by_the_documented_hash() -> None:
     shards = [parse_shard(f"{i}/3") for i in (1, 2, 3)]
     owners = [[s.index for s in shards if s is not None and s.holds(i)] for i in ids]
     assert all(len(o) == 1 for o in owners)
-    # The formula of the README, spelled out independently: sha256(id), first 8 bytes, mod n.
+    # The formula of the docs, spelled out independently: sha256(id), first 8 bytes, mod n.
     vid = "store_structured/oob_index/0003"
     assert shard_of(vid, 7) == int(hashlib.sha256(vid.encode()).hexdigest()[:16], 16) % 7
 

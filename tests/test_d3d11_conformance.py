@@ -7,7 +7,7 @@ renderer once per test session (pytest-xdist workers share it out in parts) and 
 expectations file against what Wine actually does. The ``slow`` step sends the same subset
 through the runner as a Windows user would run it (a stream file in, a results file out; the
 replay of that file must give the same verdicts) and through the Vulkan renderer. The whole
-golden set on both renderers is ``sm5 conform --impl d3d11[:vulkan]`` (README: figures).
+golden set on both renderers is ``sm5 conform --impl d3d11[:vulkan]`` (docs: figures).
 """
 
 from __future__ import annotations

@@ -11,10 +11,11 @@ import struct
 import pytest
 import z3
 
-from sm5.oracle import float64
 from sm5.oracle.errors import RuleError
+from sm5.oracle.helpers import REGISTRY, WIDTHS
 from sm5.oracle.rules import parse_rule
-from sm5.oracle.z3rules import F64_OPS
+
+FLOAT_HELPERS = sorted(name for name, h in REGISTRY.items() if h.on_patterns)
 
 
 def bits(x: float) -> int:
@@ -34,11 +35,16 @@ WORDS = [0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 12345, 0x807FFFFF, 0x00800000
          0xFF800000, 0x7FC00000, 0x7F7FFFFF, 0x3F800000]
 
 
-@pytest.mark.parametrize("name", sorted(float64.HELPERS))
+def test_the_float_helpers_are_the_f64_and_f32_ones() -> None:
+    assert sorted(n for n in REGISTRY if n.startswith(("f64_", "f32_"))) == FLOAT_HELPERS
+    assert len(FLOAT_HELPERS) == 23
+
+
+@pytest.mark.parametrize("name", FLOAT_HELPERS)
 def test_python_and_z3_agree_on_special_classes(name: str) -> None:
-    arity, width, function = float64.HELPERS[name]
-    kind, z3_width, op = F64_OPS[name]
-    assert z3_width == width
+    helper = REGISTRY[name]
+    arity, width, function, op = helper.arity, WIDTHS[helper.args[0]], helper.python, helper.z3
+    kind = "bool" if helper.result == "bool" else "int"
     pool = SPECIALS if width == 64 else WORDS
     if arity == 3:
         pool = pool[::2]

@@ -1,5 +1,6 @@
-"""The spec-coverage report: every clause with a status, statuses decided as the rules say,
-escaping of text that comes from data, byte-identical rebuilds, a self-contained page."""
+"""The spec-coverage report: an index page (the dashboard) and one page per instruction; every
+clause with a status, statuses decided as the rules say, header counts that agree with the chips,
+escaping of text that comes from data, byte-identical rebuilds, self-contained pages."""
 
 from __future__ import annotations
 
@@ -83,15 +84,34 @@ def inputs(tmp_path_factory: pytest.TempPathFactory, spec: Spec) -> Inputs:
 
 
 def build(out: Path, inputs: Inputs, spec: Spec | None = None) -> str:
+    """Write the report into ``out``; the index page's text."""
     path = build_report(out, spec=spec, vector_paths=inputs.vectors, proofs_json=inputs.proofs,
                         results_jsons=inputs.results, mutants_json=inputs.mutants)
     assert path == out / "index.html"
     return path.read_text(encoding="utf-8")
 
 
+def pages(out: Path) -> dict[str, str]:
+    """Every page of a written report by its path inside ``out``."""
+    return {p.relative_to(out).as_posix(): p.read_text(encoding="utf-8")
+            for p in sorted(out.rglob("*.html"))}
+
+
+def everything(out: Path) -> str:
+    return "\n".join(pages(out).values())
+
+
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory, inputs: Inputs, spec: Spec) -> ClauseRows:
-    return parse(build(tmp_path_factory.mktemp("report"), inputs, spec))
+def written(tmp_path_factory: pytest.TempPathFactory, inputs: Inputs, spec: Spec) -> Path:
+    out = tmp_path_factory.mktemp("report")
+    build(out, inputs, spec)
+    return out
+
+
+@pytest.fixture(scope="module")
+def page(written: Path) -> ClauseRows:
+    """The clause rows of every instruction page."""
+    return parse(everything(written))
 
 
 @pytest.fixture(scope="module")
@@ -222,35 +242,124 @@ def test_proofs_and_mutants_sections(report: Report, inputs: Inputs) -> None:
 
 
 def test_the_same_inputs_give_the_same_bytes(tmp_path: Path, inputs: Inputs) -> None:
-    first = build(tmp_path / "a", inputs)
-    second = build(tmp_path / "b", inputs)
-    assert first == second
-    assert (tmp_path / "a" / "index.html").read_bytes() == \
-        (tmp_path / "b" / "index.html").read_bytes()
-    # Over the same folder again (the atomic write replaces the file), and with the inputs
-    # given in another order.
     build(tmp_path / "a", inputs)
-    shuffled = build_report(tmp_path / "c", vector_paths=[*reversed(inputs.vectors),
-                                                          inputs.vectors[0].parent],
-                            proofs_json=inputs.proofs, results_jsons=inputs.results[::-1],
-                            mutants_json=inputs.mutants)
-    assert shuffled.read_bytes() == (tmp_path / "a" / "index.html").read_bytes()
-    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["index.html"]
+    build(tmp_path / "b", inputs)
+    first = pages(tmp_path / "a")
+    assert first == pages(tmp_path / "b")
+    # Over the same folder again (each page replaced in place), and with the inputs given in
+    # another order.
+    build(tmp_path / "a", inputs)
+    build_report(tmp_path / "c", vector_paths=[*reversed(inputs.vectors),
+                                               inputs.vectors[0].parent],
+                 proofs_json=inputs.proofs, results_jsons=inputs.results[::-1],
+                 mutants_json=inputs.mutants)
+    assert pages(tmp_path / "a") == pages(tmp_path / "c") == first
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["index.html", "instructions"]
 
 
-def test_the_page_is_self_contained(tmp_path: Path, inputs: Inputs) -> None:
-    html = build(tmp_path, inputs)
-    page = parse(html)
-    assert page.links
-    for target in page.links:
-        assert target.startswith(("#", "data:")), target
-        if target.startswith("#") and len(target) > 1:
-            assert target[1:] in page.ids, target
-    for section in ("instructions", "clauses", "matrices", "proofs", "mutants",
-                    "implementations"):
-        assert section in page.ids
-    assert "default-src 'none'" in html
-    assert "http://" not in html and "https://" not in html
+def test_one_page_per_instruction_and_an_index(written: Path, spec: Spec,
+                                               tmp_path: Path) -> None:
+    assert sorted(pages(written)) == ["index.html", *(f"instructions/{name}.html"
+                                                      for name in sorted(spec.instructions))]
+    # A page of an instruction the spec no longer has is removed by the next build.
+    build_report(tmp_path, vector_paths=[])
+    (tmp_path / "instructions" / "gone.html").write_text("old", encoding="utf-8")
+    build_report(tmp_path, vector_paths=[])
+    assert not (tmp_path / "instructions" / "gone.html").exists()
+    assert not list(tmp_path.glob(".report.*"))  # no staging folder is left behind
+
+
+def test_every_page_is_self_contained(tmp_path: Path, inputs: Inputs) -> None:
+    build(tmp_path, inputs)
+    written = pages(tmp_path)
+    for name, html in written.items():
+        page = parse(html)
+        assert page.links, name
+        folder = Path(name).parent
+        for target in page.links:
+            assert not target.startswith(("http:", "https:", "//", "/")), (name, target)
+            if target.startswith("data:"):
+                continue
+            file, _, anchor = target.partition("#")
+            if file:
+                other = (folder / file).as_posix().replace("instructions/../", "")
+                assert other in written, (name, target)
+                ids = parse(written[other]).ids
+            else:
+                ids = page.ids
+            assert not anchor or anchor in ids, (name, target)
+        assert "default-src 'none'" in html
+        assert "http://" not in html and "https://" not in html
+    index = parse(written["index.html"])
+    for section in ("dashboard", "instructions", "matrices", "proofs", "mutants",
+                    "implementations", "inputs"):
+        assert section in index.ids
+    dmovc = parse(written["instructions/dmovc.html"])
+    for section in ("instruction", "clauses", "matrices", "proofs", "implementations"):
+        assert section in dmovc.ids
+
+
+class HeaderChips(HTMLParser):
+    """The chips of a page's header (``#stats``): their tone and text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chips: list[tuple[str, str]] = []
+        self._depth = 0
+        self._tone: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {k: v or "" for k, v in attrs}
+        if values.get("id") == "stats":
+            self._depth = 1
+        elif self._depth and tag == "span" and "chip" in values.get("class", "").split():
+            self._tone = values["class"].split()[1]
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "div":
+            self._depth = 0
+        self._tone = None
+
+    def handle_data(self, data: str) -> None:
+        if self._tone is not None:
+            self.chips.append((self._tone, data))
+
+
+def test_the_header_counts_are_the_chips_of_the_clauses(written: Path, page: ClauseRows
+                                                        ) -> None:
+    """Each count of the header is the number of clauses that carry its chip (a clause carries
+    every chip that holds for it: a proved clause is tested too)."""
+    header = HeaderChips()
+    header.feed(pages(written)["index.html"])
+    counted = {tone: int(text.split()[0]) for tone, text in header.chips}
+    carried = {key: sum(1 for row in page.rows.values() if key in row.statuses)
+               for key in STATUS_KEYS}
+    assert counted == carried
+    assert counted["proved"] > 0 and counted["tested"] >= counted["proved"]
+    assert counted["undefined"] > 0 and counted["uncovered"] > 0
+    # The page says what each count means.
+    index = pages(written)["index.html"]
+    assert "every proved clause is also tested" in index
+
+
+def test_the_dashboard_counts_each_family(report: Report, spec: Spec, inputs: Inputs) -> None:
+    """Implementations x families: each verdict counted once, in its category, from the results
+    files themselves."""
+    for row in report.dashboard:
+        doc = next(json.loads(p.read_text()) for p in inputs.results
+                   if json.loads(p.read_text())["impl"] == row.impl)
+        assert row.total.total == len(doc["results"])
+        for family, bar in zip(report.families, row.bars, strict=True):
+            statuses = [r["status"] for v, r in doc["results"].items()
+                        if spec.instruction(v.split("/")[0]).family == family]
+            counts = {s.key: s.count for s in bar.segments}
+            assert counts["pass"] == statuses.count("pass")
+            assert counts["expected"] == statuses.count("xfail")
+            assert counts["fail"] == sum(statuses.count(s) for s in
+                                         ("fail", "crash", "timeout", "xpass"))
+            assert bar.total == len(statuses)
+    divergent = next(r for r in report.dashboard if r.impl == "divergent")
+    assert {s.key: s.count for s in divergent.total.segments}["fail"] == 1
 
 
 def test_spec_text_and_reasons_are_escaped(tmp_path: Path, inputs: Inputs) -> None:
@@ -267,7 +376,8 @@ def test_spec_text_and_reasons_are_escaped(tmp_path: Path, inputs: Inputs) -> No
     yaml_path.write_text(text, encoding="utf-8")
     spec = load_spec(root)
     assert spec.instruction("store_structured").errata[5].defect.startswith("<script>")
-    html = build(tmp_path / "out", inputs, spec)
+    build(tmp_path / "out", inputs, spec)
+    html = everything(tmp_path / "out")
     assert "<script>alert(1)" not in html
     assert html.count("&lt;script&gt;alert(1)&lt;/script&gt;") == 2
     assert MARKUP_REASON not in html
@@ -279,7 +389,7 @@ def test_missing_optional_inputs_are_said(tmp_path: Path) -> None:
     assert "Proofs not run" in html
     assert "Mutants not run" in html
     assert "No conformance results were given" in html
-    page = parse(html)
+    page = parse(everything(tmp_path))
     assert {s for row in page.rows.values() for s in row.statuses} == {"uncovered"}
     assert all("no vector files were given to the report" in row.content
                for row in page.rows.values())
@@ -343,7 +453,8 @@ def test_command_line(tmp_path: Path, inputs: Inputs, capsys: pytest.CaptureFixt
                  "--mutants", str(inputs.mutants)])
     assert code == 0
     assert capsys.readouterr().out.strip() == str(out / "index.html")
-    assert (out / "index.html").read_text(encoding="utf-8") == build(tmp_path / "api", inputs)
+    build(tmp_path / "api", inputs)
+    assert pages(out) == pages(tmp_path / "api")
     missing = tmp_path / "absent.json"
     assert main(["report", "--out", str(out), "--vectors", *map(str, inputs.vectors),
                  "--mutants", str(missing)]) == 2

@@ -19,7 +19,7 @@ from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.bindings import gather, lanes_of
 from sm5.oracle.clauses import fired_in, full_env
 from sm5.oracle.errors import ExecError
-from sm5.oracle.program import Instruction
+from sm5.oracle.program import Instruction, subject_of, subject_positions
 from sm5.oracle.rules import parse_rule
 from sm5.oracle.semantics.lanes import evaluate_lane, lane_function
 from sm5.oracle.spec import InstructionSpec, load_default
@@ -56,13 +56,12 @@ def golden_lanes() -> tuple[Lane, ...]:
     lanes: list[Lane] = []
     for _, _, vector in iter_selected(vector_files(None)):
         program = parse_vector_program(vector.program)
-        under_test = [i for i in program.instructions if i.name in spec.instructions]
-        if len(under_test) != 1:
-            continue
-        ins_spec = spec.instructions[under_test[0].name]
-        state = request_state(vector)
-        lanes.extend((ins_spec, under_test[0], state, lane)
-                     for lane in lanes_of(ins_spec, under_test[0]))
+        for position in subject_positions(program, subject_of(vector.id)):
+            subject = program.instructions[position]
+            ins_spec = spec.instructions[subject.name]
+            state = request_state(vector)
+            lanes.extend((ins_spec, subject, state, lane)
+                         for lane in lanes_of(ins_spec, subject))
     return tuple(lanes)
 
 

@@ -8,12 +8,13 @@ from functools import cache
 
 from sm5.oracle.asm import parse_program
 from sm5.oracle.operands import components, scalar
-from sm5.oracle.program import Instruction, Program
+from sm5.oracle.program import Instruction, subject_of, subject_positions
 from sm5.oracle.spec import load_default
 from sm5.oracle.state import MachineState, state_from_json
 from sm5.vectors import domain, shapes
 from sm5.vectors.format import Vector, iter_vectors, read_file
 from sm5.vectors.generate import GOLDEN, MANIFEST
+from sm5.vectors.programs import program_subjects
 from sm5.vectors.sections import position_sweep
 
 SPEC = load_default()
@@ -31,20 +32,17 @@ def executed(name: str) -> Iterator[tuple[Vector, Instruction, MachineState]]:
     for v in golden():
         if v.id.startswith(name + "/") and not v.rejected:
             program = parse_program(list(v.program))
-            yield v, under_test(program), state_from_json(v.state)
-
-
-def under_test(program: Program) -> Instruction:
-    return next(i for i in program.instructions if i.name in SPEC.instructions)
+            (position,) = subject_positions(program, subject_of(v.id))
+            yield v, program.instructions[position], state_from_json(v.state)
 
 
 def test_one_file_per_instruction_and_a_manifest() -> None:
     names = {p.stem for p in GOLDEN.glob("*.jsonl")}
-    assert names == set(SPEC.instructions)
+    assert names == set(SPEC.instructions) | set(program_subjects())
     assert (GOLDEN / MANIFEST).is_file()
     for name in names:
         header, _ = read_file(GOLDEN / f"{name}.jsonl")
-        assert header.instruction == name
+        assert header.subject == name
         assert header.spec_version == SPEC.version
         assert header.generator["level"] == 1
 
@@ -236,14 +234,17 @@ def test_non_exact_values_name_the_clause_that_allows_them() -> None:
 
 
 def test_readme_examples_are_golden_vectors() -> None:
-    """The README's worked examples are verbatim golden vectors, one per outcome kind."""
+    """The vector format's worked examples (docs/vectors.md) are verbatim golden vectors, one per
+    outcome kind."""
     import json
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    start = readme.index("## Vector format")
-    section = readme[start:readme.index("\n## ", start)]
+    page = (Path(__file__).resolve().parent.parent / "docs" / "vectors.md").read_text(
+        encoding="utf-8")
+    start = page.index("## Worked examples")
+    end = page.find("\n## ", start + 1)
+    section = page[start:end if end >= 0 else len(page)]
     blocks = re.findall(r"```json\n(.*?)\n```", section, flags=re.DOTALL)
     by_id = {v.id: v for v in golden()}
     kinds = set()

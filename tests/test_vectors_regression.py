@@ -30,7 +30,7 @@ def test_a_failing_property_exports_its_shrunk_case(tmp_path: Path) -> None:
     path = tmp_path / "store_structured.jsonl"
     header, vectors = read_file(path)
     exported = list(vectors)
-    assert header.instruction == "store_structured" and len(exported) == 1
+    assert header.subject == "store_structured" and len(exported) == 1
     vector = exported[0]
     assert vector.id == "store_structured/regression/0000"
     assert "regression" in vector.flags

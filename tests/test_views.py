@@ -2,7 +2,7 @@
 comparison, harness index and read-back, vkd3d's counter descriptor) and the expectations key
 that tells an empty view from a non-empty one.
 
-Expected values here are written by hand from the vector format's definition (README, "Vector
+Expected values here are written by hand from the vector format's definition (docs, "Vector
 format"), never computed by the code under test.
 """
 

@@ -621,7 +621,7 @@ def test_real_child_runs_a_shader(adapter: Vkd3dLavapipe) -> None:
 
 def test_a_pipeline_lavapipe_refuses_leaves_the_device_in_use(adapter: Vkd3dLavapipe) -> None:
     """lavapipe refuses the pipeline vkd3d builds for ``dtof`` into ``.zw`` from a register
-    (README: dtof-destination-beyond-x): an error result, the same again without a second
+    (docs: dtof-destination-beyond-x): an error result, the same again without a second
     compile, and the device (with every pipeline it compiled) goes on serving other vectors."""
     refused = _vector(["dtof r0.zw, r1.xyzw"],
                       {"r0": [0, 0, 0, 0], "r1": [0, 0x3FF00000, 0, 0x40000000]})

@@ -20,15 +20,10 @@ from sm5.oracle.state import (
     ExpectedState,
     expected_to_json,
     state_from_json,
+    step_to_json,
 )
 from sm5.vectors.format import Vector
 from sm5.vectors.instances import Case
-
-#: Outcome that makes each kind of non-exact acceptance set legitimate.
-WHOLE_RESOURCE = {"u": "resource_undefined", "g": "tgsm_undefined"}
-ANY_COMPONENT = "dst_undefined"
-CONSTRAINED = "dst_constrained"
-MEMORY_VOIDING = ("no_write", "resource_undefined", "tgsm_undefined")
 
 
 def run(case: Case, spec: Spec) -> Execution:
@@ -37,31 +32,61 @@ def run(case: Case, spec: Spec) -> Execution:
     return execute(program, state, target=case.target, runtime=case.runtime, spec=spec)
 
 
-def allowed_by(state: ExpectedState, clauses: Sequence[str], spec: Spec
-               ) -> dict[str, list[str]]:
+def _outcomes_where(spec: Spec, effects: Sequence[str], scopes: Sequence[str]) -> frozenset[str]:
+    """The names of the model's outcomes of those effects and scopes (``spec/model.yaml``)."""
+    return frozenset(o.name for o in spec.model.outcomes
+                     if o.effect in effects and o.scope in scopes)
+
+
+def memory_voiding(spec: Spec) -> frozenset[str]:
+    """Outcomes that leave memory unwritten or undefined (an out-of-bounds access)."""
+    return _outcomes_where(spec, ("unchanged", "undefined"),
+                           ("memory", "resource", "shared_memory"))
+
+
+def allowed_by(state: ExpectedState, clauses: Sequence[str], spec: Spec, *,
+               flowing: bool = False) -> dict[str, list[str]]:
     """For every non-exact location (``r1.x``, ``u0``, ``u0[3]``), the fired clauses whose
-    outcomes allow it."""
+    outcomes allow it, by the model's outcome table: an undefined component by an outcome that
+    undefines destinations, an undefined resource or word by one that undefines its resource
+    (all shared memory, for a shared-memory file), a constrained one by a constraining outcome.
+
+    ``flowing``: a program's state, where a value one instruction left undefined or
+    constrained may be moved anywhere by the next: any undefining outcome allows an undefined
+    location, and any undefining or constraining one a constrained location (a few values
+    joined from several runs)."""
+    undefined = ("undefined",)
+    destination = _outcomes_where(spec, undefined, ("destination",))
+    resource = _outcomes_where(spec, undefined, ("resource",))
+    shared = _outcomes_where(spec, undefined, ("shared_memory",))
+    constrained = _outcomes_where(spec, ("constrained",), ("destination",))
+    if flowing:
+        anything = destination | resource | shared
+        destination = resource = shared = anything
+        constrained = constrained | anything
     outcomes = {cid: _clause_outcomes(spec, cid) for cid in clauses}
 
-    def because(outcome: str) -> list[str]:
-        return [cid for cid in clauses if outcome in outcomes[cid]]
+    def because(allowing: frozenset[str]) -> list[str]:
+        return [cid for cid in clauses if allowing.intersection(outcomes[cid])]
 
     out: dict[str, list[str]] = {}
     for name, comps in state.registers.items():
         for letter, accept in zip(COMPONENTS, comps, strict=True):
             if accept is None:
-                out[f"{name}.{letter}"] = because(ANY_COMPONENT)
+                out[f"{name}.{letter}"] = because(destination)
             elif not isinstance(accept, int):
-                out[f"{name}.{letter}"] = because(CONSTRAINED)
+                out[f"{name}.{letter}"] = because(constrained)
+    files = spec.model.shared_memory_files
     for name, res in state.resources.items():
+        whole = shared if name.rstrip("0123456789") in files else resource
         if res is None:
-            out[name] = because(WHOLE_RESOURCE[name[0]])
+            out[name] = because(whole)
             continue
         for i, word in enumerate(res.words):
             if word is None:
-                out[f"{name}[{i}]"] = because(WHOLE_RESOURCE[name[0]])
+                out[f"{name}[{i}]"] = because(whole)
             elif not isinstance(word, int):
-                out[f"{name}[{i}]"] = because(CONSTRAINED)
+                out[f"{name}[{i}]"] = because(constrained)
     return out
 
 
@@ -76,7 +101,8 @@ def expect_json(execution: Execution, spec: Spec) -> dict[str, Any]:
     assert execution.state is not None
     doc: dict[str, Any] = {"outcomes": list(execution.outcomes),
                            "state": expected_to_json(execution.state)}
-    because = allowed_by(execution.state, execution.clauses, spec)
+    because = allowed_by(execution.state, execution.clauses, spec,
+                         flowing=len(execution.steps) > 1)
     if because:
         doc["allowed_by"] = because
     return doc
@@ -88,7 +114,8 @@ def broken_rules(case: Case, spec: Spec) -> tuple[str, ...]:
     return tuple(r.id for r in violations(program, case.target, case.runtime, state, spec))
 
 
-def derived_flags(case: Case, execution: Execution, broken: Sequence[str]) -> set[str]:
+def derived_flags(case: Case, execution: Execution, broken: Sequence[str], spec: Spec
+                  ) -> set[str]:
     flags: set[str] = set()
     if execution.rejected:
         flags.add("must-reject")
@@ -98,7 +125,7 @@ def derived_flags(case: Case, execution: Execution, broken: Sequence[str]) -> se
     inactive = "invocation" in case.state
     if inactive:
         flags.add("inactive")
-    elif any(o in execution.outcomes for o in MEMORY_VOIDING):
+    elif memory_voiding(spec).intersection(execution.outcomes):
         flags.add("oob")
     return flags
 
@@ -130,16 +157,21 @@ def zeroed_resources(state: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def to_vector(case: Case, vector_id: str, spec: Spec) -> Vector:
-    """The vector of a case, every expectation from the oracle."""
+def to_vector(case: Case, vector_id: str, spec: Spec, subject: tuple[int, ...] | None = None
+              ) -> Vector:
+    """The vector of a case, every expectation from the oracle. ``subject``: a program vector
+    (format version 2), about the instructions at those positions; it records its steps."""
     execution = run(case, spec)
     broken = broken_rules(case, spec) if execution.rejected else ()
-    flags = sorted(set(case.flags) | derived_flags(case, execution, broken))
+    flags = sorted(set(case.flags) | derived_flags(case, execution, broken, spec))
     clauses = broken if execution.rejected else execution.clauses
     state = zeroed_resources(case.state) if execution.rejected else dict(case.state)
+    steps = (tuple(step_to_json(s) for s in execution.steps)
+             if subject is not None and execution.steps else None)
     return Vector(vector_id, case.program, case.target, case.runtime, state,
                   expect_json(execution, spec), tuple(clauses), tuple(flags),
-                  reason_of(case, execution, broken), _provenance(case.provenance))
+                  reason_of(case, execution, broken), _provenance(case.provenance), subject,
+                  steps)
 
 
 def _provenance(value: Mapping[str, Any] | None) -> Mapping[str, Any] | None:

@@ -27,9 +27,10 @@ from sm5.oracle.spec import Spec, load_default
 from sm5.oracle.yamlio import schema
 from sm5.vectors import incremental
 from sm5.vectors.build import to_vector
-from sm5.vectors.format import FORMAT, Vector, VectorError, canonical
+from sm5.vectors.format import FORMAT, PROGRAM_FORMAT, Vector, VectorError, canonical
 from sm5.vectors.generate import MANIFEST, default_jobs, generate, spec_at
 from sm5.vectors.instances import Case
+from sm5.vectors.programs import program_subjects
 
 ID_IN_TEXT = re.compile(r'"id"\s*:\s*"([^"]*)"')
 #: Problems reported per file before the rest of it is summarized.
@@ -124,13 +125,13 @@ def oracle_problems(vector: Vector, spec: Spec) -> list[str]:
     case = Case(vector.id.split("/", 1)[0], vector.program, vector.target, vector.runtime,
                 vector.state)
     try:
-        fresh = to_vector(case, vector.id, spec)
+        fresh = to_vector(case, vector.id, spec, subject=vector.subject)
     except Sm5Error as exc:
         return [f"the oracle cannot run it: {exc}"]
     out = []
-    for name in ("expect", "clauses"):
-        stored_part = vector.to_json()[name]
-        fresh_part = fresh.to_json()[name]
+    for name in ("expect", "clauses", "steps"):
+        stored_part = vector.to_json().get(name)
+        fresh_part = fresh.to_json().get(name)
         found = first_difference(stored_part, fresh_part, name)
         if found is not None:
             path, a, b = found
@@ -230,8 +231,9 @@ def _check_line(raw: str, number: int, spec: Spec, oracle: bool, seen: dict[str,
         bad = _schema_problem(doc, "header")
         if bad:
             return [*problems, bad], "", None
-        if doc["format"] != FORMAT:
-            return [*problems, f"format {doc['format']!r}, expected {FORMAT!r}"], "", None
+        if doc["format"] not in (FORMAT, PROGRAM_FORMAT):
+            return [*problems, f"format {doc['format']!r}, expected {FORMAT!r} or "
+                    f"{PROGRAM_FORMAT!r}"], "", None
         if doc["spec_version"] != spec.version:
             problems.append(f"spec_version {doc['spec_version']} but the spec is "
                             f"{spec.version}")
@@ -398,12 +400,14 @@ def check_incremental(folder: Path, *, spec: Spec | None = None, regenerate: boo
     stale = [p for p in files if passed.get(p.name) != keys[p.name]]
     problems = list(problems)
     names = {p.stem for p in files}
-    for name in sorted(set(spec.instructions) - names):
-        problems.append(Problem(f"{name}.jsonl", "the spec has this instruction but the folder "
-                                "has no vector file; regenerate the set"))
-    for name in sorted(names - set(spec.instructions)):
+    subjects = set(spec.instructions) | set(program_subjects())
+    for name in sorted(subjects - names):
+        problems.append(Problem(f"{name}.jsonl", "the spec has this instruction (or "
+                                "vectors/programs this family file) but the folder has no "
+                                "vector file; regenerate the set"))
+    for name in sorted(names - subjects):
         problems.append(Problem(f"{name}.jsonl", "a vector file of an instruction the spec "
-                                "does not have"))
+                                "does not have (nor a family file of vectors/programs)"))
     if manifest is not None:
         problems.extend(manifest_problems(folder, manifest, spec))
     checked = [*stale, *extra]
@@ -414,7 +418,7 @@ def check_incremental(folder: Path, *, spec: Spec | None = None, regenerate: boo
         if regenerate and stale and manifest is not None:
             problems.extend(_regenerate_some(folder, manifest, spec,
                                              [p.stem for p in stale if p.stem in
-                                              spec.instructions], on_progress))
+                                              subjects], on_progress))
         for future in futures:
             problems.extend(future.result())
     report = Report(len(checked), vectors, tuple(problems), unchanged=len(files) - len(stale))

@@ -13,8 +13,6 @@ import ast
 import functools
 import itertools
 import math
-import struct
-import sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,7 +20,7 @@ from fractions import Fraction
 from functools import cache
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from sm5.oracle import float64
+from sm5.oracle import helpers
 from sm5.oracle.clauses import full_env
 from sm5.oracle.errors import RuleError
 from sm5.oracle.program import COMPONENTS
@@ -70,7 +68,7 @@ def per_spec(maxsize: int | None = None
 
 
 #: Bit widths of the fixed-width semantic input types.
-TYPE_BITS: Mapping[str, int] = {"u32": 32, "u64": 64}
+TYPE_BITS: Mapping[str, int] = {"u32": 32, "u64": 64, "uword": 32, "iword": 32}
 
 #: Register numbers used for variety: enough to exercise register decoding without large states.
 VARIETY = {"r": 8, "u": 8, "g": 4}
@@ -485,7 +483,9 @@ class Boundaries:
     * ``wrap``: where the address formula crosses 2^w (a naive w-bit implementation wraps there).
 
     64-bit inputs are doubles (the only 64-bit register values of SM5): they get the binary64
-    specials of :func:`f64_specials`.
+    specials (``sm5.oracle.helpers.F64``). An input that reaches an argument of a helper gets
+    the special values the registry gives that argument (float32 patterns, the float32 edges of
+    a narrowing, shift counts, ...).
     """
 
     def __init__(self, semantics: Semantics, *, with_assume: bool = False,
@@ -517,8 +517,7 @@ class Boundaries:
             self._keys[n] = tuple(sorted(depends_on(semantics, reads) - {n}))
             self._moduli[n] = tuple(sorted(self._find_moduli(rules, n)))
             self._zero[n] = _zero_tested(rules, n)
-        self._float32 = _helper_inputs(semantics, float64.F32_ARGUMENTS)
-        self._narrowed = _helper_inputs(semantics, float64.NARROWING)
+        self._specials = _special_inputs(semantics)
         self._memo: OrderedDict[tuple[Any, ...], tuple[Candidate, ...]] = OrderedDict()
         self._memo_size = memo_size
 
@@ -559,7 +558,9 @@ class Boundaries:
     def candidates(self, name: str, env: Mapping[str, Value]) -> tuple[Candidate, ...]:
         bits = input_width(self.semantics, name) or 32
         if bits == 64:
-            return f64_specials() + (f32_edges() if name in self._narrowed else ())
+            return special_candidates(helpers.F64) + tuple(
+                c for s in self._specials.get(name, ()) if s != helpers.F64 and s.width == 64
+                for c in special_candidates(s))
         key = (name, tuple(env.get(k) for k in self._keys[name]))
         hit = self._memo.get(key)
         if hit is not None:
@@ -609,9 +610,10 @@ class Boundaries:
                 for v in (math.floor(crossing) - 1, math.floor(crossing), math.ceil(crossing),
                           math.ceil(crossing) + 1):
                     add(v, "wrap")
-        if name in self._float32:
-            for special in F32_SPECIALS:
-                add(special, "float32")
+        for specials in self._specials.get(name, ()):
+            if specials.width == bits:
+                for special, tag in specials.values:
+                    add(special, tag)
         for value, tags in found.items():
             if any(value % m for m in moduli):
                 tags.add("misaligned")
@@ -658,77 +660,33 @@ def _zero_tested(rules: Iterable[Rule], name: str) -> bool:
     return False
 
 
-def _helper_inputs(semantics: Semantics, helpers: frozenset[str]) -> frozenset[str]:
-    """The inputs that reach an argument of one of ``helpers`` (in a derived value, a scope, a
-    clause condition or an accepted value)."""
+def _special_inputs(semantics: Semantics) -> dict[str, tuple[helpers.Specials, ...]]:
+    """For each input that reaches an argument of a helper (in a derived value, a scope, a
+    clause condition or an accepted value), the special-value sets of the registry for those
+    arguments, in the order of :data:`sm5.oracle.helpers.SPECIAL_SETS`."""
     rules: list[Rule] = [d.expr for d in semantics.derived]
     for g in semantics.groups:
         rules.append(g.scope)
         for c in g.clauses:
             rules.append(c.when)
             rules.extend(c.accept_values)
-    names: set[str] = set()
+    found: dict[str, set[helpers.Specials]] = {}
     for rule in rules:
         for node in ast.walk(rule.tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                    and node.func.id in helpers:
-                for arg in node.args:
-                    names |= _names(arg)
-    return depends_on(semantics, names)
-
-
-#: float32 patterns every float32 input must keep apart: zeros, the smallest and largest
-#: denormals, the smallest normal, 1.0, the largest finite, infinities and NaNs (either sign).
-F32_SPECIALS = (0, 0x80000000, 1, 0x007FFFFF, 0x80000001, 0x807FFFFF, 0x00800000, 0x80800000,
-                0x3F800000, 0xBF800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000,
-                0x7FC00000, 0xFFC00000, 0x7F800001)
+                    and node.func.id in helpers.REGISTRY:
+                entry = helpers.REGISTRY[node.func.id]
+                for arg, sets in zip(node.args, entry.specials, strict=True):
+                    for name in depends_on(semantics, _names(arg)):
+                        found.setdefault(name, set()).update(sets)
+    return {name: tuple(s for s in helpers.SPECIAL_SETS if s in sets)
+            for name, sets in found.items()}
 
 
 @cache
-def f32_edges() -> tuple[Candidate, ...]:
-    """Doubles at the edges of float32, for a narrowing: the largest float32, the halfway point
-    above it (rounds to infinity) and the double below that point, the smallest normal and the
-    halfway point below it, the smallest denormal, the ties 2^-150 (to 0) and 3 * 2^-150,
-    the ties of 1.0 (1 + 2^-24 to 1.0, 1 + 3 * 2^-24 up) and a value past a tie."""
-
-    def bits(x: float) -> int:
-        return int(struct.unpack("<Q", struct.pack("<d", x))[0])
-
-    largest = (2.0 - 2.0**-23) * 2.0**127
-    halfway = (2.0 - 2.0**-24) * 2.0**127
-    values = (largest, -largest, halfway, -halfway, math.nextafter(halfway, 0.0), 2.0**-126,
-              -(2.0**-126), (1.0 - 2.0**-25) * 2.0**-126, 2.0**-149, -(2.0**-149), 2.0**-150,
-              3 * 2.0**-150, 1.0 + 2.0**-24, 1.0 + 3 * 2.0**-24, -(1.0 + 2.0**-24 + 2.0**-52))
-    return tuple(Candidate(bits(v), frozenset({"float32"})) for v in values)
-
-
-@cache
-def f64_specials() -> tuple[Candidate, ...]:
-    """IEEE binary64 patterns every double path must keep apart, computed from the format."""
-
-    def bits(x: float) -> int:
-        return int(struct.unpack("<Q", struct.pack("<d", x))[0])
-
-    sign = 1 << 63
-    exp_mask = 0x7FF << 52
-    frac_top = (1 << 52) - 1
-    table = [
-        (bits(0.0), "zero"), (sign, "neg-zero"),
-        (1, "denormal"), (frac_top, "denormal"), (sign | 1, "denormal"),
-        (sign | frac_top, "denormal"),
-        (bits(sys.float_info.min), "boundary"), (bits(0.5), "boundary"),
-        (bits(1.0), "boundary"), (bits(-1.0), "boundary"), (bits(2.0), "boundary"),
-        (bits(-2.0), "boundary"), (bits(math.nextafter(1.0, 2.0)), "boundary"),
-        # Half an ULP of 1.0: 1 + 2^-53 and (1 + 2^-52) + 2^-53 are the two ties of rounding.
-        (bits(2.0**-53), "halfway"),
-        # Just beyond the 32-bit integer ranges of the double-to-integer conversions.
-        (bits(2.0**31), "range"), (bits(-(2.0**31) - 1.0), "range"), (bits(2.0**32), "range"),
-        (bits(sys.float_info.max), "extreme"), (bits(-sys.float_info.max), "extreme"),
-        (exp_mask, "inf"), (sign | exp_mask, "inf"),
-        (exp_mask | (1 << 51), "nan"), (sign | exp_mask | (1 << 51), "nan"),
-        (exp_mask | 1, "nan"), (exp_mask | frac_top, "nan"), (sign | exp_mask | 0x12345, "nan"),
-    ]
-    return tuple(Candidate(v, frozenset({tag})) for v, tag in table)
+def special_candidates(specials: helpers.Specials) -> tuple[Candidate, ...]:
+    """A registry's special-value set as candidates, in its order."""
+    return tuple(Candidate(v, frozenset({tag})) for v, tag in specials.values)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,4 +1,8 @@
-"""Vector format ``sm5-vectors/1``: JSON Lines, a header line then one vector per line.
+"""Vector formats ``sm5-vectors/1`` and ``sm5-vectors/2``: JSON Lines, a header line then one
+vector per line. Version 2 holds programs: its header names a ``subject`` (a family of programs)
+instead of an ``instruction``, and each vector says which of its instructions it is about
+(``subject``: their positions) and what each step fired (``steps``). A version-1 vector is a
+one-instruction program about that instruction.
 
 Canonical JSON (sorted keys, no spaces) so regeneration is byte-identical. Reading never raises
 anything but :class:`VectorError`, which names the file and line.
@@ -17,7 +21,8 @@ from typing import Any
 from sm5.oracle.errors import Sm5Error, StateError, bounded
 from sm5.oracle.fileio import publish
 from sm5.oracle.jsonl import FORMAT as FORMAT
-from sm5.oracle.jsonl import check_header, decode_line, read_lines
+from sm5.oracle.jsonl import PROGRAM_FORMAT as PROGRAM_FORMAT
+from sm5.oracle.jsonl import SUBJECT_KEYS, check_header, decode_line, read_lines
 from sm5.oracle.state import MachineState, expected_from_json, state_from_json
 from sm5.vectors.flags import notes_for
 
@@ -33,17 +38,19 @@ def canonical(obj: Any) -> str:
 
 @dataclass(frozen=True)
 class Header:
-    """The first line of a vector file. ``count``: how many vector lines follow (readers check
-    it); ``notes``: the meaning of every flag the vectors carry (``sm5.vectors.flags``)."""
+    """The first line of a vector file. ``subject``: the instruction (version 1) or family of
+    programs (version 2) its vectors are about; ``count``: how many vector lines follow (readers
+    check it); ``notes``: the meaning of every flag the vectors carry (``sm5.vectors.flags``)."""
 
-    instruction: str
+    subject: str
     spec_version: str
     generator: Mapping[str, Any]
     count: int
     notes: Mapping[str, str] = field(default_factory=dict)
+    format: str = FORMAT
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": FORMAT, "instruction": self.instruction,
+        return {"format": self.format, SUBJECT_KEYS[self.format]: self.subject,
                 "spec_version": self.spec_version, "generator": dict(self.generator),
                 "count": self.count, "notes": dict(self.notes)}
 
@@ -62,6 +69,10 @@ class Vector:
     flags: tuple[str, ...] = ()
     reason: str = ""
     provenance: Mapping[str, Any] | None = field(default=None)
+    #: Version 2: the positions (among the program's instructions) of those the vector is
+    #: about, and each executed step's record (``sm5.oracle.state.step_to_json``).
+    subject: tuple[int, ...] | None = None
+    steps: tuple[Mapping[str, Any], ...] | None = None
     #: The typed form of ``state`` when the vector was read from JSON: its field checks build
     #: it (``sm5.oracle.state.state_from_json``), so a reader of typed values need not build it
     #: again. No part of the vector's value: not compared, not printed, and not carried by
@@ -76,7 +87,8 @@ class Vector:
         from this one by nothing the typed state holds (guard words), so the typed state carries
         over."""
         out = Vector(self.id, self.program, self.target, self.runtime, state, self.expect,
-                     self.clauses, self.flags, self.reason, self.provenance)
+                     self.clauses, self.flags, self.reason, self.provenance, self.subject,
+                     self.steps)
         if same_machine_state:
             out._decoded(self.decoded_state)
         return out
@@ -98,6 +110,10 @@ class Vector:
         }
         if self.provenance is not None:
             out["provenance"] = self.provenance
+        if self.subject is not None:
+            out["subject"] = list(self.subject)
+        if self.steps is not None:
+            out["steps"] = [dict(step) for step in self.steps]
         return out
 
     @classmethod
@@ -109,7 +125,7 @@ class Vector:
         missing = [k for k in required if k not in doc]
         if missing:
             raise VectorError(f"missing field(s) {', '.join(missing)}", where=where)
-        allowed = {*required, "clauses", "flags", "reason", "provenance"}
+        allowed = {*required, "clauses", "flags", "reason", "provenance", "subject", "steps"}
         extra = sorted(set(doc) - allowed)
         if extra:
             raise VectorError(f"unknown field(s) {bounded(', '.join(extra))}", where=where)
@@ -129,10 +145,31 @@ class Vector:
         except StateError as exc:
             raise VectorError(f"field {exc.where}: {exc.message}", where=where) from None
         _check_expect(doc["expect"], where)
+        subject, steps = _program_fields(doc, len(program), where)
         vector = cls(doc["id"], tuple(program), doc["target"], doc["runtime"], doc["state"],
-                     doc["expect"], clauses, flags, doc.get("reason", ""), provenance)
+                     doc["expect"], clauses, flags, doc.get("reason", ""), provenance, subject,
+                     steps)
         vector._decoded(state)
         return vector
+
+
+def _program_fields(doc: Mapping[str, Any], lines: int, where: str
+                    ) -> tuple[tuple[int, ...] | None, tuple[Mapping[str, Any], ...] | None]:
+    """``subject`` (instruction positions) and ``steps`` (objects), where present."""
+    subject = doc.get("subject")
+    if subject is not None:
+        if not isinstance(subject, list) or not subject or not all(
+                isinstance(k, int) and not isinstance(k, bool) and 0 <= k < lines
+                for k in subject):
+            raise VectorError("field subject: expected a non-empty list of instruction "
+                              "positions", where=where)
+        subject = tuple(subject)
+    steps = doc.get("steps")
+    if steps is not None:
+        if not isinstance(steps, list) or not all(isinstance(x, dict) for x in steps):
+            raise VectorError("field steps: expected a list of step objects", where=where)
+        steps = tuple(steps)
+    return subject, steps
 
 
 def _strings(doc: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
@@ -170,8 +207,8 @@ def _header(doc: Mapping[str, Any], where: str) -> Header:
     if not isinstance(notes, dict) or not all(isinstance(v, str) for v in notes.values()):
         raise VectorError("header field notes: expected an object of flag meanings",
                           where=where)
-    return Header(doc["instruction"], doc["spec_version"], dict(doc["generator"]), doc["count"],
-                  notes)
+    return Header(doc[SUBJECT_KEYS[doc["format"]]], doc["spec_version"], dict(doc["generator"]),
+                  doc["count"], notes, doc["format"])
 
 
 def parse_header(line: str | bytes, where: str) -> Header:
@@ -228,8 +265,8 @@ def write_file(path: Path, header: Header, vectors: Iterable[Vector]) -> int:
                 body.write(canonical(vector.to_json()) + "\n")
                 flags.update(vector.flags)
                 count += 1
-        final = Header(header.instruction, header.spec_version, header.generator, count,
-                       notes_for(flags))
+        final = Header(header.subject, header.spec_version, header.generator, count,
+                       notes_for(flags), header.format)
         fd2, out_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
         try:
             with os.fdopen(fd2, "w", encoding="utf-8", newline="\n") as out, \

@@ -27,9 +27,10 @@ from sm5.oracle.fileio import atomic_write_text, publish
 from sm5.oracle.spec import Spec, default_root, load_default, load_spec
 from sm5.vectors.build import to_vector
 from sm5.vectors.flags import notes_for
-from sm5.vectors.format import FORMAT, Header, canonical
+from sm5.vectors.format import FORMAT, PROGRAM_FORMAT, Header, canonical
 from sm5.vectors.instances import Case
 from sm5.vectors.points import LEVEL_BUDGETS, Budget, Explorer, check_coverage
+from sm5.vectors.programs import program_subjects, program_vectors
 from sm5.vectors.sections import (
     BOUNDARY_PER_CLASS,
     Pool,
@@ -106,6 +107,8 @@ def units(spec: Spec, names: Sequence[str], plan: Plan) -> list[Unit]:
     chunk = plan.random_chunk
     for name in names:
         out.append(Unit(name, 0))
+        if name not in spec.instructions:  # a file of program vectors: no random part
+            continue
         for k in range(0, plan.random_cases, chunk):
             out.append(Unit(name, k // chunk + 1, min(chunk, plan.random_cases - k), k))
     return out
@@ -154,6 +157,8 @@ def run_unit(spec: Spec, unit: Unit, slot: int, plan: Plan, seed: int, folder: P
              ) -> UnitResult:
     """Generate one unit into a hidden part file of ``folder``; checks its completeness."""
     name = unit.instruction
+    if name not in spec.instructions:
+        return _program_unit(spec, unit, slot, folder)
     if unit.part == 0:
         cases: Iterator[tuple[str, Case]] = systematic_cases(spec, name, plan, seed)
     else:
@@ -190,6 +195,27 @@ def run_unit(spec: Spec, unit: Unit, slot: int, plan: Plan, seed: int, folder: P
         raise
     return UnitResult(unit, part, sum(numbers.values()) - (unit.random_offset if unit.part else 0),
                       dict(outcomes), frozenset(rules), frozenset(flags))
+
+
+def _program_unit(spec: Spec, unit: Unit, slot: int, folder: Path) -> UnitResult:
+    """A file of program vectors (``sm5.vectors.programs``), streamed to a part file."""
+    outcomes: Counter[str] = Counter()
+    flags: set[str] = set()
+    count = 0
+    fd, part = tempfile.mkstemp(dir=folder, prefix=f".{unit.instruction}.part0.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+            for vector in program_vectors(spec, unit.instruction):
+                outcomes.update(vector.expect.get("outcomes", ()))
+                flags.update(vector.flags)
+                out.write(canonical(vector.to_json()) + "\n")
+                count += 1
+                if _COUNTERS is not None:
+                    _COUNTERS[slot] += 1
+    except BaseException:
+        Path(part).unlink(missing_ok=True)
+        raise
+    return UnitResult(unit, part, count, dict(outcomes), frozenset(), frozenset(flags))
 
 
 def _unit_job(spec_root: str, unit: Unit, slot: int, plan: Plan, seed: int, folder: str
@@ -245,8 +271,8 @@ def assemble_file(path: Path, header: Header, parts: Sequence[UnitResult]) -> Fi
     outcomes: Counter[str] = Counter()
     for p in parts:
         outcomes.update(p.outcomes)
-    final = Header(header.instruction, header.spec_version, header.generator, count,
-                   notes_for(f for p in parts for f in p.flags))
+    final = Header(header.subject, header.spec_version, header.generator, count,
+                   notes_for(f for p in parts for f in p.flags), header.format)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as out:
@@ -282,7 +308,8 @@ def generate(out: Path, *, level: int = 1, seed: int = DEFAULT_SEED, spec: Spec 
     """
     spec = spec or load_default()
     plan = plan or PLANS[level]
-    names = sorted(spec.instructions) if instructions is None else list(instructions)
+    names = (sorted([*spec.instructions, *program_subjects()]) if instructions is None
+             else list(instructions))
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=out, prefix=".generate."))
     try:
@@ -339,10 +366,11 @@ def _generate_into(out: Path, spec: Spec, plan: Plan, names: list[str], level: i
         for p in parts:
             rules |= p.rules
         header = Header(name, spec.version, {"name": GENERATOR, "version": GENERATOR_VERSION,
-                                             "seed": seed, "level": level}, 0)
+                                             "seed": seed, "level": level}, 0,
+                        format=FORMAT if name in spec.instructions else PROGRAM_FORMAT)
         reports.append(assemble_file(out / f"{name}.jsonl", header, parts))
     if instructions is None:
-        wanted = {r for name in names for r in rule_ids(spec, name)}
+        wanted = {r for name in names if name in spec.instructions for r in rule_ids(spec, name)}
         missing = sorted(wanted - rules)
         if missing:
             raise GenerationError(f"no must-reject vector breaks rule(s) {', '.join(missing)}")

@@ -30,6 +30,7 @@ from typing import Any
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.fileio import atomic_write_text
 from sm5.oracle.yamlio import load_yaml
+from sm5.vectors.programs import PROGRAMS
 
 RECORD_FORMAT = "sm5-vectors-check/1"
 #: Spec files every instruction reads.
@@ -73,6 +74,13 @@ def dependencies(spec_root: Path, instruction: str) -> list[Path]:
     own = spec_root / "instructions" / f"{instruction}.yaml"
     files = [own] if own.is_file() else []
     blocks: set[str] = set()
+    if not own.is_file() and (PROGRAMS / f"{instruction}.yaml").is_file():
+        # a file of programs: any instruction may be in them
+        files = sorted((spec_root / "instructions").glob("*.yaml"))
+        files += sorted((spec_root / "templates").glob("*.yaml"))
+        files += sorted((spec_root / "shared").glob("*.yaml"))
+        files += [spec_root / name for name in COMMON_SPEC if (spec_root / name).is_file()]
+        return files + sorted((spec_root / "schema").glob("*.json"))
     if own.is_file():
         doc = load_yaml(own)
         templates = _template_chain(spec_root, doc)
@@ -129,6 +137,9 @@ def file_key(vector_file: Path, spec_root: Path, generator: Mapping[str, Any]) -
         deps = []  # a broken spec file: the key changes with it, and the check reports it
     for dep in deps:
         parts += [str(dep.relative_to(spec_root)).encode(), dep.read_bytes()]
+    family = PROGRAMS / f"{instruction}.yaml"
+    if family.is_file():  # a file of program vectors: its family file too
+        parts += [family.name.encode(), family.read_bytes()]
     return _digest(parts)
 
 

@@ -106,31 +106,35 @@ class NaiveTranslator:
                 if broken is not None:
                     return Result.rejected(broken)
             machine = Machine.of(dict(vector.state))
-            instruction = self.instruction(program)
-            ins = load_default().instruction(instruction.name)
-            if ins.semantics.memory is not None:
-                self.memory_access(ins, instruction, machine)
-            elif ins.semantics.lanes is None and (ins.semantics.result or ins.semantics.counter):
-                self.view_query(ins, instruction, machine)
-            elif hasattr(self, instruction.name):
-                getattr(self, instruction.name)(instruction, machine)
-            elif ins.semantics.result is None and ins.semantics.counter is None:
-                pass  # it writes nothing a single invocation sees (a fence, a barrier)
-            else:
-                return Result.unsupported(f"the naive translator does not implement "
-                                          f"{instruction.name}")
+            known = load_default().instructions
+            for instruction in program.instructions:
+                if instruction.name not in known:
+                    return Result.unsupported(f"the naive translator does not implement "
+                                              f"{instruction.name}")
+                unsupported = self.step(known[instruction.name], instruction, machine)
+                if unsupported is not None:
+                    return unsupported
         except Sm5Error as exc:
             return Result.error(str(exc))
         except (KeyError, IndexError, ValueError) as exc:  # an illegal instance let through
             return Result.error(f"the naive translator cannot execute this instance: {exc!r}")
         return Result.of_state(machine.to_json())
 
-    def instruction(self, program: Program) -> Instruction:
-        known = load_default().instructions
-        found = [i for i in program.instructions if i.name in known]
-        if len(found) != 1:
-            raise Sm5Error("expected exactly one specified instruction in the program")
-        return found[0]
+    def step(self, ins: InstructionSpec, instruction: Instruction, machine: Machine
+             ) -> Result | None:
+        """Execute one instruction of the program on ``machine``; an ``unsupported`` result
+        where the translator does not implement it."""
+        if ins.semantics.memory is not None:
+            self.memory_access(ins, instruction, machine)
+        elif ins.semantics.lanes is None and (ins.semantics.result or ins.semantics.counter):
+            self.view_query(ins, instruction, machine)
+        elif hasattr(self, instruction.name):
+            getattr(self, instruction.name)(instruction, machine)
+        elif ins.semantics.result is not None or ins.semantics.counter is not None:
+            return Result.unsupported(f"the naive translator does not implement "
+                                      f"{instruction.name}")
+        # else: it writes nothing a single invocation sees (a fence, a barrier)
+        return None
 
     def rejects(self, program: Program, vector: Vector) -> str | None:
         """The first legality rule the instance breaks (the oracle's checker), or None."""

@@ -3,7 +3,9 @@
 For ``assume`` (under the input ranges) and every derived value, scope, clause condition and the
 address (under the ranges and ``assume``), the side conditions of ``sm5.oracle.z3rules`` hold: no
 division by zero, no negative shift, and, in the 128-bit bit-vector encoding, no overflow. This
-is the machine-checked form of "128 bits are enough for every rule of the spec".
+is the machine-checked form of "128 bits are enough for every rule of the spec". Words
+(``uword``, ``iword``) are 32-bit bit-vectors in both encodings and wrap by definition: they add
+no overflow condition, only the non-zero divisor of a word quotient or remainder.
 """
 
 from __future__ import annotations

@@ -1,13 +1,48 @@
 (function () {
   "use strict";
   var byId = function (id) { return document.getElementById(id); };
-  var search = byId("f-search"), ins = byId("f-ins"), status = byId("f-status"),
-      impl = byId("f-impl"), result = byId("f-result"), count = byId("f-count"),
-      none = byId("no-clauses"), table = byId("clause-table");
-  var rows = Array.prototype.slice.call(document.querySelectorAll("tr.clause-row"));
-  var texts = rows.map(function (row) { return row.textContent.toLowerCase(); });
+  var top = document.querySelector("header.top");
+  function fitHeader() {
+    document.documentElement.style.setProperty("--head", top.offsetHeight + "px");
+  }
+  window.addEventListener("resize", fitHeader);
+  fitHeader();
 
   function words(value) { return value ? value.split(" ") : []; }
+  function listen(elements, apply) {
+    elements.forEach(function (el) {
+      el.addEventListener("input", apply);
+      el.addEventListener("change", apply);
+    });
+    apply();
+  }
+
+  // The index: the search box finds instructions by name or family.
+  var insTable = byId("instruction-table");
+  if (insTable) {
+    var insSearch = byId("f-search"), insCount = byId("f-count"), insNone = byId("no-instructions");
+    var insRows = Array.prototype.slice.call(insTable.querySelectorAll("tr.ins-row"));
+    listen([insSearch], function () {
+      var query = insSearch.value.trim().toLowerCase();
+      var shown = 0;
+      insRows.forEach(function (row) {
+        var ok = !query || row.getAttribute("data-ins").indexOf(query) >= 0 ||
+                 row.getAttribute("data-family").indexOf(query) >= 0;
+        row.hidden = !ok;
+        if (ok) { shown += 1; }
+      });
+      insCount.textContent = shown + " of " + insRows.length + " instructions";
+      insNone.hidden = shown !== 0;
+    });
+  }
+
+  // An instruction's page: filters over its clauses.
+  var table = byId("clause-table");
+  if (!table) { return; }
+  var search = byId("f-search"), status = byId("f-status"), impl = byId("f-impl"),
+      result = byId("f-result"), count = byId("f-count"), none = byId("no-clauses");
+  var rows = Array.prototype.slice.call(table.querySelectorAll("tr.clause-row"));
+  var texts = rows.map(function (row) { return row.textContent.toLowerCase(); });
 
   function resultMatches(row) {
     if (!result.value) { return true; }
@@ -19,19 +54,15 @@
     });
   }
 
-  function apply() {
+  listen([search, status, impl, result], function () {
     var query = search.value.trim().toLowerCase();
     var shown = 0;
     rows.forEach(function (row, n) {
-      var ok = (!ins.value || row.getAttribute("data-ins") === ins.value) &&
-               (!status.value || words(row.getAttribute("data-status")).indexOf(status.value) >= 0) &&
+      var ok = (!status.value || words(row.getAttribute("data-status")).indexOf(status.value) >= 0) &&
                (!query || texts[n].indexOf(query) >= 0) &&
                resultMatches(row);
       row.hidden = !ok;
       if (ok) { shown += 1; }
-    });
-    document.querySelectorAll("[data-ins]:not(tr.clause-row)").forEach(function (el) {
-      el.hidden = Boolean(ins.value) && el.getAttribute("data-ins") !== ins.value;
     });
     document.querySelectorAll("[data-impl]").forEach(function (el) {
       el.hidden = Boolean(impl.value) && el.getAttribute("data-impl") !== impl.value;
@@ -39,18 +70,5 @@
     table.classList.toggle("one-impl", Boolean(impl.value));
     count.textContent = shown + " of " + rows.length + " clauses";
     none.hidden = shown !== 0;
-  }
-
-  var top = document.querySelector("header.top");
-  function fitHeader() {
-    document.documentElement.style.setProperty("--head", top.offsetHeight + "px");
-  }
-  window.addEventListener("resize", fitHeader);
-  fitHeader();
-
-  [search, ins, status, impl, result].forEach(function (el) {
-    el.addEventListener("input", apply);
-    el.addEventListener("change", apply);
   });
-  apply();
 }());

@@ -1,5 +1,6 @@
-"""Every rule, clause, erratum and vector id the README names exists in the spec or the golden
-set, its expectations example parses, and its vkd3d table names the file's predicates."""
+"""Every rule, clause, erratum and vector id the README and the manual (docs/, the generated
+instruction reference aside) name exists in the spec or the golden set, the expectations example
+parses, and the vkd3d and D3D11 tables name the files' predicates."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ from sm5.conformance.vkd3d.adapter import EXPECTATIONS_FILE
 from sm5.oracle.spec import load_default
 from sm5.oracle.yamlio import load_yaml
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+#: The hand-written pages: the README and the manual, without the generated reference.
+PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md")
+                                     if "instructions" not in p.relative_to(ROOT / "docs").parts)]
 SPEC = load_default()
 INSTRUCTIONS = "|".join(sorted(SPEC.instructions, key=len, reverse=True))
 #: ``<instruction>.<part>[.<part>...]``, not a file name (``dmovc.jsonl``).
@@ -27,7 +31,11 @@ FILE_SUFFIXES = (".jsonl", ".yaml", ".json", ".py")
 
 @pytest.fixture(scope="module")
 def text() -> str:
-    return README.read_text(encoding="utf-8")
+    return "\n".join(page.read_text(encoding="utf-8") for page in PAGES)
+
+
+def page(name: str) -> str:
+    return (ROOT / "docs" / name).read_text(encoding="utf-8")
 
 
 def spec_ids() -> set[str]:
@@ -44,13 +52,13 @@ def test_rule_clause_and_erratum_ids_exist(text: str) -> None:
     # JUnit class names (`<instruction>.<category>`) are not spec ids
     named = {m for m in DOTTED.findall(text) if not m.endswith(FILE_SUFFIXES)
              and m.split(".", 1)[1] not in CATEGORIES}
-    assert named, "the README names spec ids"
+    assert named, "the docs name spec ids"
     assert sorted(named - spec_ids()) == []
 
 
 def test_vector_ids_exist_in_the_golden_set(text: str) -> None:
     named = set(SLASHED.findall(text))
-    assert named, "the README names vector ids"
+    assert named, "the docs name vector ids"
     golden = [v.id for _, _, v in iter_selected(vector_files(None))]
     known = set(golden)
     missing = sorted(n for n in named if n not in known
@@ -58,8 +66,8 @@ def test_vector_ids_exist_in_the_golden_set(text: str) -> None:
     assert missing == []
 
 
-def test_the_expectations_example_parses(text: str, tmp_path: Path) -> None:
-    section = text[text.index("### Known divergences: the expectations file"):]
+def test_the_expectations_example_parses(tmp_path: Path) -> None:
+    section = page("testing/expectations.md")
     example = section[section.index("```yaml\n") + 8:section.index("```\n", 8)]
     path = tmp_path / "example.yaml"
     path.write_text(example, encoding="utf-8")
@@ -68,7 +76,8 @@ def test_the_expectations_example_parses(text: str, tmp_path: Path) -> None:
     assert all(not e.match.empty for e in entries[:2])
 
 
-def test_the_vkd3d_table_names_every_predicate_of_the_file(text: str) -> None:
+def test_the_vkd3d_table_names_every_predicate_of_the_file() -> None:
+    text = page("implementations/vkd3d.md")
     section = text[text.index("**Known divergences** (`conformance/vkd3d/expectations.yaml`"):]
     table = section[:section.index("**Throughput**")]
     rows = [line for line in table.splitlines() if line.startswith("| `")]
@@ -76,9 +85,10 @@ def test_the_vkd3d_table_names_every_predicate_of_the_file(text: str) -> None:
     assert named == [e.label for e in load_expectations(EXPECTATIONS_FILE).entries]
 
 
-def test_the_d3d11_table_names_every_predicate_of_both_files(text: str) -> None:
+def test_the_d3d11_table_names_every_predicate_of_both_files() -> None:
     from sm5.conformance.d3d11.expectations_file import FILES
 
+    text = page("implementations/d3d11.md")
     section = text[text.index("**Known divergences** (`conformance/d3d11/expectations.yaml`"):]
     table = section[:section.index("**What runs where.**")]
     rows = [line for line in table.splitlines() if line.startswith("| `")]
