@@ -12,8 +12,11 @@ concrete states, chosen by what the step reads:
 * the words it reads hold a few alternatives (``one_of``, a double ``one_of``, a value with at most
   :data:`MAX_FREE_BITS` free bits): one run per combination, at most :data:`FANOUT`, the results
   joined word by word (equal values stay exact, different values become ``one_of``);
-* a word it only moves (the value a ``write`` access stores, read by no rule) is tracked: the
-  stored words receive its acceptance set, whatever it is;
+* a word it only moves is tracked, whatever its acceptance set: the value a ``write`` access
+  stores (read by no rule), or a register component a register instruction's rules pass
+  through without inspecting it (``mov`` without modifiers: checked by evaluating the lanes with
+  an opaque value in its place, which raises on any comparison, arithmetic or conversion); the
+  words written from it receive its acceptance set;
 * otherwise (a class or anything read by a rule, or too many combinations) the step is *widened*:
   everything it may write becomes anything (its destination components, the resources its
   outcomes can reach, its counter).
@@ -27,11 +30,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NoReturn
 
+from sm5.oracle.bindings import lanes_of
 from sm5.oracle.errors import ExecError
 from sm5.oracle.operands import read_order
 from sm5.oracle.program import COMPONENTS, Instruction, Program
 from sm5.oracle.semantics import run_instruction
+from sm5.oracle.semantics.lanes import evaluate_lane
 from sm5.oracle.spec import InstructionSpec, Model, Spec
 from sm5.oracle.state import (
     PAIR_FORMS,
@@ -186,9 +192,12 @@ class _Choice:
 
 
 def _choices(state: ExpectedState, plan: StepPlan, shapes: Mapping[str, Resource]
-             ) -> list[_Choice] | None:
-    """The non-exact variables the step reads, or None where one cannot be enumerated."""
+             ) -> tuple[list[_Choice], list[Word]] | None:
+    """The non-exact variables the step reads, and the register components it reads that
+    cannot be enumerated (candidates to pass through); None where a memory word or counter it
+    reads cannot be enumerated."""
     out: list[_Choice] = []
+    opaque: list[Word] = []
     seen: set[Word] = set()
     read_words: list[Word] = sorted(plan.reads)
     for name in sorted(plan.read_resources):
@@ -215,11 +224,73 @@ def _choices(state: ExpectedState, plan: StepPlan, shapes: Mapping[str, Resource
             out.append(_Choice(pair, tuple(split64(v) for v in accept.values)))
             continue
         values = members(accept)
-        if values is None:
-            return None
         seen.add(word)
+        if values is None:
+            if word[0] != "r":
+                return None
+            opaque.append(word)
+            continue
         out.append(_Choice((word,), tuple((v,) for v in values)))
-    return out
+    return out, opaque
+
+
+class Inspected(Exception):
+    """An opaque value was compared, computed with or converted."""
+
+
+class Opaque:
+    """A register component whose value the interpreter cannot enumerate, put in its place
+    while a step's lanes are evaluated: every operation that would look at its value raises
+    :class:`Inspected`, so a lane that completes has only passed it along."""
+
+    __slots__ = ()
+
+    def _inspected(self, *args: object) -> NoReturn:
+        raise Inspected
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _inspected
+    __bool__ = __int__ = __index__ = __float__ = __hash__ = _inspected
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _inspected
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _inspected
+    __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _inspected
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = _inspected
+    __pow__ = __rpow__ = __neg__ = __pos__ = __abs__ = __invert__ = _inspected
+    __format__ = __round__ = __trunc__ = __floor__ = __ceil__ = _inspected
+
+
+def _passes_through(instruction: Instruction, state: ExpectedState,
+                    shapes: Mapping[str, Resource], spec: InstructionSpec,
+                    choices: Sequence[_Choice], opaque: Sequence[Word]) -> bool:
+    """Whether a register instruction's lanes never look at the ``opaque`` words, for every
+    combination of the few-valued words it reads: then each result is an exact value or one of
+    those words passed along, and the runs with placeholders tell which."""
+    semantics = spec.semantics
+    if semantics.memory is not None or semantics.counter is not None:
+        return False
+    for picked in itertools.product(*(c.values for c in choices)):
+        assigned: dict[Word, int] = {}
+        for choice, value in zip(choices, picked, strict=True):
+            assigned.update(zip(choice.words, value, strict=True))
+        concrete = _concrete(state, shapes, assigned)
+        registers = dict(concrete.registers)
+        for _, name, component in opaque:
+            values = list(registers[name])
+            values[component] = Opaque()  # type: ignore[call-overload]
+            registers[name] = (values[0], values[1], values[2], values[3])
+        with_opaque = MachineState(registers, concrete.resources, concrete.invocation)
+        try:
+            for lane in lanes_of(spec, instruction):
+                env, fired = evaluate_lane(spec, instruction, with_opaque, lane)
+                for clause in fired:
+                    for rule in clause.accept_values:
+                        rule.evaluate(env)
+                for result in semantics.results:
+                    written = env[result.value]
+                    if not isinstance(written, Opaque) and type(written) is not int:
+                        return False
+        except Exception:  # Inspected, or any error the opaque value caused
+            return False
+    return True
 
 
 def _tracked(state: ExpectedState, plan: StepPlan) -> list[Word]:
@@ -313,14 +384,16 @@ def run_step(instruction: Instruction, program: Program, state: ExpectedState,
              ) -> tuple[ExpectedState, Step]:
     """One instruction on the abstract state: the state after it and the step's record."""
     plan = plan_step(instruction, spec, model)
-    choices = _choices(state, plan, shapes)
+    read = _choices(state, plan, shapes)
+    choices, opaque = read if read is not None else ([], [])
     combos = 1
-    for choice in choices or ():
+    for choice in choices:
         combos *= len(choice.values)
-    if choices is None or combos > FANOUT:
+    if read is None or combos > FANOUT or (opaque and not _passes_through(
+            instruction, state, shapes, spec, choices, opaque)):
         return _widen(state, plan, shapes), Step(index, instruction.name, instruction.line,
                                                  (), (), 0, True)
-    tracked = _tracked(state, plan)
+    tracked = _tracked(state, plan) + opaque
     placeholders = ((_PLACEHOLDER_A, _PLACEHOLDER_B) if tracked else (_PLACEHOLDER_A,))
     runs: list[list[Execution]] = []
     for picked in itertools.product(*(c.values for c in choices)):

@@ -16,7 +16,7 @@ import pytest
 from sm5.oracle.asm import parse_program
 from sm5.oracle.errors import ExecError
 from sm5.oracle.executor import execute
-from sm5.oracle.interpreter import FANOUT, join, members
+from sm5.oracle.interpreter import FANOUT, Inspected, Opaque, join, members
 from sm5.oracle.state import F64OneOf, Masked, OneOf, expected_to_json, state_from_json
 
 DOUBLES = "dcl_globalFlags enableDoublePrecisionFloatOps"
@@ -138,3 +138,44 @@ def test_join_keeps_one_value_lists_a_few_and_gives_up_past_the_fanout() -> None
     assert join([3, None]) is None
     both = F64OneOf((1, 2))
     assert join([both, both]) == both
+
+
+def test_mov_passes_an_undefined_component_along_through_its_swizzle() -> None:
+    # mov without modifiers moves bits unchanged (FS 22.9.1): each destination component
+    # receives the source component at its swizzle position, undefined or not.
+    lines = ["dcl_uav_structured u0, 8", "ld_structured r0.x, l(0), l(4), u0.yyyy",
+             "mov r2.xyzw, r0.yxxy"]
+    state = {"r0": [7, 5, 7, 7], "r2": [1, 1, 1, 1],
+             "u0": {"kind": "structured", "stride": 8, "count": 2, "data": [1, 2, 3, 4]}}
+    expect, steps = run(lines, state)
+    assert expect["r2"] == [5, None, None, 5]
+    assert steps[1]["widened"] is False
+
+
+def test_a_nan_of_any_payload_moves_as_a_class() -> None:
+    # -x of a NaN is some NaN (FS 22.18.2); a plain mov keeps it a NaN of any payload.
+    lines = ["mov r1.x, -r0.x", "mov r2.xy, r1.xxxx"]
+    expect, steps = run(lines, {"r0": [0x7FC00001, 0, 0, 0], "r1": [0, 0, 0, 0],
+                                "r2": [6, 6, 6, 6]})
+    assert expect["r2"] == [{"f32": "nan"}, {"f32": "nan"}, 6, 6]
+    assert [s["widened"] for s in steps] == [False, False]
+
+
+def test_a_modifier_on_an_undefined_component_widens_the_step() -> None:
+    # -x looks at x's bits (a NaN test): an undefined x gives anything, written as anything.
+    lines = ["dcl_uav_structured u0, 8", "ld_structured r0.x, l(0), l(4), u0.yyyy",
+             "mov r3.xy, -r0.xxxx"]
+    state = {"r0": [7, 5, 7, 7], "r3": [3, 3, 3, 3],
+             "u0": {"kind": "structured", "stride": 8, "count": 2, "data": [1, 2, 3, 4]}}
+    expect, steps = run(lines, state)
+    assert expect["r3"] == [None, None, 3, 3]
+    assert steps[1]["widened"] is True
+
+
+def test_an_opaque_value_refuses_to_be_looked_at() -> None:
+    value = Opaque()
+    for look in (lambda v: v == 0, lambda v: v + 1, lambda v: 1 & v, lambda v: int(v),
+                 lambda v: bool(v), lambda v: v < 3, lambda v: -v, lambda v: hash(v),
+                 lambda v: v >> 2, lambda v: f"{v:x}"):
+        with pytest.raises(Inspected):
+            look(value)
