@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sm5.oracle.errors import RuleError, SpecError
+from sm5.oracle.forms import check_forms
 from sm5.oracle.helpers import WORD_TYPES
 from sm5.oracle.rules import Rule, parse_rule
 from sm5.oracle.spec_expand import apply_template, expand_memory, prefix_ids
@@ -88,6 +89,20 @@ class ResourceKind:
 
 
 @dataclass(frozen=True)
+class AcceptanceForm:
+    """A form a constraining clause names (``accept:``): the lane widths it fits (32, 64),
+    whether the clause lists values (``accept_values``), its text, its JSON spelling and how a
+    reader checks a value against it. The oracle's builder of it is ``sm5.oracle.forms``'s."""
+
+    name: str
+    widths: tuple[int, ...]
+    values: bool
+    text: str
+    json: str
+    check: str
+
+
+@dataclass(frozen=True)
 class Outcome:
     """An outcome of the vocabulary: what it does (``effect``) to which part (``scope``)."""
 
@@ -131,7 +146,7 @@ class Model:
     limits: Mapping[str, int]
     features: Mapping[str, Feature]
     outcomes: tuple[Outcome, ...]
-    acceptance: Mapping[str, str]
+    acceptance: Mapping[str, AcceptanceForm]
 
     @cached_property
     def outcome_names(self) -> tuple[str, ...]:
@@ -593,6 +608,8 @@ def load_spec(root: Path) -> Spec:
     """Load, validate and cross-check every file under ``root``."""
     model_doc = _load(root / "model.yaml", "model")
     model = _build_model(model_doc)
+    check_forms({name: form.widths for name, form in model.acceptance.items()},
+                str(root / "model.yaml"))
     decl_doc = _load(root / "declarations.yaml", "declarations")
     aux_doc = _load(root / "auxiliary.yaml", "auxiliary")
     shared = _shared_definitions(root)
@@ -696,7 +713,10 @@ def _build_model(doc: Mapping[str, Any]) -> Model:
                                      f["title"]) for f in doc["features"]},
         outcomes=tuple(Outcome(o["name"], o["effect"], o["scope"], o["text"])
                        for o in doc["outcomes"]),
-        acceptance={a["name"]: a["text"] for a in doc["acceptance"]},
+        acceptance={a["name"]: AcceptanceForm(a["name"], tuple(a["widths"]),
+                                              bool(a.get("values", False)), a["text"],
+                                              a["json"], a["check"])
+                    for a in doc["acceptance"]},
     )
 
 
@@ -906,9 +926,13 @@ def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
             if clause.accept is not None and clause.accept not in model.acceptance:
                 raise SpecError(f"clause {clause.id}: unknown acceptance form {clause.accept!r}",
                                 where=where)
-            if (clause.accept == "one_of") != bool(clause.accept_values):
-                raise SpecError(f"clause {clause.id}: accept_values goes with accept: one_of "
-                                "(and one_of needs at least one value)", where=where)
+            takes_values = (clause.accept is not None
+                            and model.acceptance[clause.accept].values)
+            if takes_values != bool(clause.accept_values):
+                listing = ", ".join(f.name for f in model.acceptance.values() if f.values)
+                raise SpecError(f"clause {clause.id}: accept_values goes with a form that lists "
+                                f"values ({listing}), and such a form needs at least one value",
+                                where=where)
         requires = tuple(cid for pattern in g.get("requires", ())
                          for cid in (fnmatch.filter(clause_ids, pattern) or [pattern]))
         groups.append(Group(g["id"], _rule(g["scope"], f"{where}: group {g['id']}", names,
@@ -941,14 +965,16 @@ def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
                 raise SpecError(f"semantics.lanes: no operand named {name!r}", where=where)
     for group in groups:
         for clause in group.clauses:
-            wrong = clause.accept is not None and (lanes is None or (
-                clause.accept != "one_of"
-                and clause.accept.startswith("f32_") != (lanes.type != "f64")))
+            width = None if lanes is None else 64 if lanes.type == "f64" else 32
+            wrong = clause.accept is not None and (
+                width is None or width not in model.acceptance[clause.accept].widths)
             if wrong:
                 kind = f"{lanes.type} lanes" if lanes is not None else "no lanes"
+                fits = model.acceptance[str(clause.accept)].widths
                 raise SpecError(f"clause {clause.id}: acceptance form {clause.accept} does not "
-                                f"fit the semantics' {kind} (f64_* forms judge a double lane, "
-                                "f32_* forms a 32-bit lane)", where=where)
+                                f"fit the semantics' {kind} (it judges lanes of "
+                                f"{' or '.join(map(str, fits))} bits: spec/model.yaml)",
+                                where=where)
     if "result" in doc and "results" in doc:
         raise SpecError("semantics: result and results are two spellings of one field; give "
                         "one", where=where)

@@ -51,6 +51,19 @@ def outcomes_table(spec: Spec) -> list[str]:
     return rows
 
 
+def _cell(text: str) -> str:
+    """Text inside a Markdown table cell: its pipes escaped."""
+    return text.replace("|", "\\|")
+
+
+def forms_table(spec: Spec) -> list[str]:
+    """The acceptance forms a constraining clause may name, and how a reader checks each."""
+    rows = ["| form | lanes (bits) | in the expected state | a reader checks |", "|---|---|---|---|"]
+    rows += [f"| `{f.name}` | {', '.join(map(str, f.widths))} | `{_cell(f.json)}` | "
+             f"{_cell(f.check)} |" for f in spec.model.acceptance.values()]
+    return rows
+
+
 def mutants_table(spec: Spec) -> list[str]:
     """Every bundled mutant with the first line of its docstring (the bug it models)."""
     from sm5.conformance.mutants import MUTANTS
@@ -134,6 +147,7 @@ TABLES: dict[str, Callable[[Spec], list[str]]] = {
     "implementations": implementations_table,
     "instructions": instructions_table,
     "outcomes": outcomes_table,
+    "forms": forms_table,
     "mutants": mutants_table,
     "vkd3d": vkd3d_table,
 }
@@ -143,6 +157,7 @@ FILES: dict[str, str] = {
     "implementations": "README.md",
     "instructions": "docs/spec/format.md",
     "outcomes": "docs/spec/rules.md",
+    "forms": "docs/spec/rules.md",
     "mutants": "docs/testing/mutants.md",
     "vkd3d": "docs/implementations/vkd3d.md",
 }

@@ -4,9 +4,14 @@ malformed one gives."""
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 
-from sm5.oracle.errors import StateError
+from sm5.oracle.errors import SpecError, StateError
+from sm5.oracle.spec import default_root, load_default, load_spec
 from sm5.oracle.state import (
     F32Nan,
     F64OneOf,
@@ -66,3 +71,34 @@ def test_a_single_value_is_written_as_an_exact_value() -> None:
 def test_malformed_forms_name_the_problem(doc: object, message: str) -> None:
     with pytest.raises(StateError, match=message):
         accept_from_json(doc, "expect.state.r0[0]")
+
+
+def _spec_with_model(tmp_path: Path, edit: Callable[[str], str]) -> Path:
+    root = tmp_path / "spec"
+    shutil.copytree(default_root(), root)
+    model = root / "model.yaml"
+    model.write_text(edit(model.read_text(encoding="utf-8")), encoding="utf-8")
+    return root
+
+
+def test_a_form_the_oracle_cannot_build_is_a_spec_error(tmp_path: Path) -> None:
+    root = _spec_with_model(tmp_path, lambda text: text + (
+        "  - {name: f32_zero, widths: [32], text: \"a zero of either sign\", "
+        "json: \"{}\", check: \"w & 0x7FFFFFFF == 0\"}\n"))
+    with pytest.raises(SpecError, match=r"model\.yaml.*no builder for f32_zero"):
+        load_spec(root)
+
+
+def test_a_form_declared_for_the_wrong_lanes_is_a_spec_error(tmp_path: Path) -> None:
+    root = _spec_with_model(tmp_path, lambda text: text.replace(
+        "  - name: f32_nan\n    widths: [32]", "  - name: f32_nan\n    widths: [32, 64]"))
+    with pytest.raises(SpecError, match=r"f32_nan: the model says widths \[32, 64\]"):
+        load_spec(root)
+
+
+def test_every_form_says_how_a_reader_checks_it() -> None:
+    forms = load_default().model.acceptance
+    assert set(forms) == {"f64_nan", "f64_sign_free", "f32_nan", "one_of"}
+    assert [name for name, form in forms.items() if form.values] == ["one_of"]
+    assert forms["f32_nan"].widths == (32,) and forms["f64_nan"].widths == (64,)
+    assert all(form.json and form.check for form in forms.values())

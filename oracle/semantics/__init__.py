@@ -21,6 +21,7 @@ from sm5.oracle.bindings import (
 )
 from sm5.oracle.clauses import address_of, outcomes_of
 from sm5.oracle.errors import ExecError
+from sm5.oracle.forms import BUILDERS
 from sm5.oracle.operands import components
 from sm5.oracle.program import COMPONENTS, NULL_FILE, Instruction, Program
 from sm5.oracle.rules import Value
@@ -31,21 +32,14 @@ from sm5.oracle.state import (
     U32,
     Accept,
     Execution,
-    F32Nan,
-    F64Nan,
     MachineState,
-    Masked,
     OneOf,
     Resource,
     bits_f64,
     f64_bits,
-    f64_one_of,
     one_of,
     split64,
 )
-
-#: Every bit of a double's high word but the sign (acceptance form ``f64_sign_free``).
-SIGN_FREE_HIGH = 0x7FFFFFFF
 
 
 def run_instruction(instruction: Instruction, program: Program, state: MachineState,
@@ -257,28 +251,25 @@ def _write_result(spec: InstructionSpec, instruction: Instruction,
         if not 0 <= value <= U32 or any(v > U32 for v in others):
             raise ExecError(f"{spec.name}: the result {value!r} is not a 32-bit word")
         word: Accept = value
-        if accept == "f32_nan":
-            word = F32Nan()
-        elif accept == "one_of":
-            word = one_of({value, *others})
-        elif accept is not None:
-            raise ExecError(f"{spec.name}: acceptance form {accept} is not for a 32-bit lane")
+        if accept is not None:
+            build = BUILDERS[accept].word
+            if build is None:
+                raise ExecError(f"{spec.name}: acceptance form {accept} is not for a 32-bit "
+                                "lane")
+            word = build(value, others)
         put(register, component, word)
         return
     if instruction.sat:
         value = saturate_f64(value)
         others = [saturate_f64(v) for v in others]
-    lo, hi = split64(value)
-    lo_accept: Accept = lo
-    hi_accept: Accept = hi
-    if accept == "f64_nan":
-        lo_accept = hi_accept = F64Nan()
-    elif accept == "f64_sign_free":
-        hi_accept = Masked(hi & SIGN_FREE_HIGH, SIGN_FREE_HIGH)  # canonical: the free bit 0
-    elif accept == "one_of":
-        lo_accept, hi_accept = f64_one_of({value, *others})
-    elif accept is not None:
-        raise ExecError(f"{spec.name}: acceptance form {accept} is not for a double lane")
+    lo_word, hi_word = split64(value)
+    lo_accept: Accept = lo_word
+    hi_accept: Accept = hi_word
+    if accept is not None:
+        pair = BUILDERS[accept].pair
+        if pair is None:
+            raise ExecError(f"{spec.name}: acceptance form {accept} is not for a double lane")
+        lo_accept, hi_accept = pair(value, others)
     (lo_at, hi_at) = targets
     put(lo_at[0], lo_at[1], lo_accept)
     put(hi_at[0], hi_at[1], hi_accept)
