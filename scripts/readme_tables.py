@@ -58,7 +58,8 @@ def _cell(text: str) -> str:
 
 def forms_table(spec: Spec) -> list[str]:
     """The acceptance forms a constraining clause may name, and how a reader checks each."""
-    rows = ["| form | lanes (bits) | in the expected state | a reader checks |", "|---|---|---|---|"]
+    rows = ["| form | lanes (bits) | in the expected state | a reader checks |",
+            "|---|---|---|---|"]
     rows += [f"| `{f.name}` | {', '.join(map(str, f.widths))} | `{_cell(f.json)}` | "
              f"{_cell(f.check)} |" for f in spec.model.acceptance.values()]
     return rows
