@@ -14,7 +14,7 @@ concrete states, chosen by what the step reads:
   joined word by word (equal values stay exact, different values become ``one_of``);
 * a word it only moves is tracked, whatever its acceptance set: the value a ``write`` access
   stores (read by no rule), or a register component a register instruction's rules pass
-  through without inspecting it (``mov`` without modifiers: checked by evaluating the lanes with
+  through without inspecting it (a move without modifiers: checked by evaluating the lanes with
   an opaque value in its place, which raises on any comparison, arithmetic or conversion); the
   words written from it receive its acceptance set;
 * otherwise (a class or anything read by a rule, or too many combinations) the step is *widened*:
