@@ -7,7 +7,8 @@ verdicts into a results document (JSON, deterministic: sorted, no timings, no ti
      "counts": {"pass": 812, "fail": 0, ...},
      "results": {"<vector id>": {"status": "pass", "reason": "", "diffs": [...]}, ...}}
 
-``shard`` appears only for a sharded run; ``diffs`` only when there are some.
+``shard`` appears only for a sharded run; ``diffs`` only when there are some; ``impl_version``
+only when the implementation names its version (``version``, e.g. DXVK's).
 """
 
 from __future__ import annotations
@@ -263,6 +264,8 @@ class RunReport:
     files: tuple[str, ...]
     shard: Shard | None = None
     verdicts: dict[str, Verdict] = field(default_factory=dict)
+    #: The implementation's version when it names one (its ``version`` attribute), else "".
+    version: str = ""
 
     def add(self, vector_id: str, verdict: Verdict) -> None:
         self.verdicts[vector_id] = verdict
@@ -287,7 +290,15 @@ class RunReport:
                                            for k in sorted(self.verdicts)}}
         if self.shard is not None:
             doc["shard"] = str(self.shard)
+        if self.version:
+            doc["impl_version"] = self.version
         return doc
+
+
+def impl_version(impl: object) -> str:
+    """The version an implementation names (a ``version`` string attribute), or ""."""
+    version = getattr(impl, "version", "")
+    return version if isinstance(version, str) else ""
 
 
 def verdict_json(verdict: Verdict) -> dict[str, Any]:
@@ -318,7 +329,8 @@ def run(impl: Implementation, paths: Sequence[Path] | None = None,
     reports such entries with the rest).
     """
     files = vector_files(paths)
-    report = RunReport(impl.name, tuple(display_name(f) for f in files), shard)
+    report = RunReport(impl.name, tuple(display_name(f) for f in files), shard,
+                       version=impl_version(impl))
     try:
         if require_used and expectations.entries:
             expectations.require_used(v for _, _, v in iter_selected(files))
