@@ -41,16 +41,17 @@ from sm5.reports import build_report
 from sm5.vectors.check import check as check_golden
 from sm5.vectors.generate import GOLDEN
 
-IMPLEMENTATIONS = ("oracle", "vkd3d", "d3d11")
+IMPLEMENTATIONS = ("oracle", "vkd3d", "d3d11", "d3d11:dxvk")
 #: Implementations the pipeline runs on the representative subset of the golden set only
-#: (``sm5.conformance.subset``): Wine's d3d11 runs a few programs per second; ``sm5 conform``
-#: runs the whole set.
-SUBSET_ONLY = frozenset({"d3d11", "d3d11:vulkan"})
+#: (``sm5.conformance.subset``): a D3D11 implementation under Wine runs a few programs per
+#: second; ``sm5 conform`` runs the whole set.
+SUBSET_ONLY = frozenset({"d3d11", "d3d11:vulkan", "d3d11:dxvk"})
 #: The expectations file of each real implementation (its known divergences).
 EXPECTATIONS: dict[str, Callable[[], Expectations]] = {
     "vkd3d": vkd3d_expectations,
     "d3d11": d3d11_expectations,
     "d3d11:vulkan": lambda: d3d11_expectations("vulkan"),
+    "d3d11:dxvk": lambda: d3d11_expectations("dxvk"),
 }
 
 
@@ -90,7 +91,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                        "and report/index.html.")
     p.add_argument("--out", type=Path, default=Path("build"), help="artefact folder (build/)")
     p.add_argument("--impl", action="append", default=None, metavar="NAME",
-                   help="implementations to run (default: oracle and vkd3d when available)")
+                   help="implementations to run (default: oracle, and vkd3d, d3d11 and "
+                   "d3d11:dxvk when available)")
     p.add_argument("--quiet", action="store_true",
                    help="no progress of the long steps on standard error")
     p.set_defaults(handler=run_pipeline)
