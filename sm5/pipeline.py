@@ -39,6 +39,7 @@ from sm5.oracle.spec import load_default
 from sm5.progress import Progress
 from sm5.reports import build_report
 from sm5.vectors.check import check as check_golden
+from sm5.vectors.format import Vector
 from sm5.vectors.generate import GOLDEN
 
 IMPLEMENTATIONS = ("oracle", "vkd3d", "d3d11", "d3d11:dxvk")
@@ -148,6 +149,14 @@ def run_pipeline(args: argparse.Namespace) -> int:
     steps.append(_step("proofs", progress, prove))
     steps.append(_step("golden vector check", progress, check_vectors))
 
+    golden: list[tuple[Vector, ...]] = []
+
+    def golden_vectors() -> tuple[Vector, ...]:
+        """The golden set, read once for every implementation (and the subset's rule)."""
+        if not golden:
+            golden.append(tuple(v for _, _, v in iter_selected(vector_files(None))))
+        return golden[0]
+
     for name in args.impl or IMPLEMENTATIONS:
         def conform(name: str = name) -> tuple[bool, str]:
             try:
@@ -159,11 +168,12 @@ def run_pipeline(args: argparse.Namespace) -> int:
             select: tuple[str, ...] = ()
             count = planned_count(vector_files(None))
             if name in SUBSET_ONLY:
-                select = representative(v for _, _, v in iter_selected(vector_files(None)))
+                select = representative(golden_vectors())
                 count = len(select)
             with progress.progress(f"conform {name}", count) as bar:
                 report = run(impl, None, expectations, None,
-                             progress=lambda _id, _v: bar.update(), select=select)
+                             progress=lambda _id, _v: bar.update(), select=select,
+                             vectors=golden_vectors())
             path = out / "results" / f"{name.replace(':', '-')}.json"
             write_results(path, report)
             results.append(path)
@@ -175,7 +185,7 @@ def run_pipeline(args: argparse.Namespace) -> int:
 
     def mutants() -> tuple[bool, str]:
         files = vector_files(None)
-        vectors = [v for _, _, v in iter_selected(files)]
+        vectors = list(golden_vectors())
         with progress.progress("mutants", len(vectors) * len(MUTANTS), unit="runs") as bar:
             matrix = conformance_cli.kill_matrix(vectors, bar)
         doc = conformance_cli.mutants_json(matrix, [display_name(f) for f in files])

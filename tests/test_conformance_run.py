@@ -207,3 +207,18 @@ def test_an_implementations_version_is_written_and_read_back(cases: Path, tmp_pa
     path = tmp_path / "results.json"
     write_results(path, report)
     assert read_results(path).version == "9.9 (test)"
+
+
+def test_a_run_over_vectors_already_read_gives_the_same_verdicts(cases: Path) -> None:
+    """``vectors`` (the files read once, as the pipeline does) changes nothing but the reading:
+    the same selection, shard and verdicts, and a selection matching nothing is still named."""
+    from sm5.conformance.run import iter_selected
+
+    read = [v for _, _, v in iter_selected(vector_files([cases]))]
+    first = read[0].id
+    for shard, select in ((None, ()), (parse_shard("1/2"), ()), (None, (first,))):
+        again = run(OracleImplementation(), [cases], shard=shard, select=select, vectors=read)
+        fresh = run(OracleImplementation(), [cases], shard=shard, select=select)
+        assert again.to_json() == fresh.to_json()
+    with pytest.raises(RunError, match="no vector id matches"):
+        run(OracleImplementation(), [cases], select=("nothing/*",), vectors=read)
