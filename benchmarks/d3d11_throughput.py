@@ -91,18 +91,28 @@ def measure(renderer: str, chosen: list[tuple[Vector, Record]]) -> None:
         with tempfile.TemporaryDirectory(prefix="sm5-d3d11-bench-") as tmp:
             stream = Path(tmp) / "programs.sm5d3d11"
             stream.write_bytes(write_stream(record for _, record in chosen))
-            launch = impl.host.launch(str(stream))
+            results = Path(tmp) / "results.jsonl"
             impl.host.linger_wineserver()
             start = time.perf_counter()
-            with (Path(tmp) / "results.jsonl").open("wb") as out:
-                subprocess.run(list(launch.argv), env={**os.environ, **launch.env},
-                               stdout=out, stderr=subprocess.DEVNULL, check=True)
+            answered, skipped, processes = 0, 0, 0
+            while answered < len(chosen):  # a program that crashes the runner ends its process:
+                launch = impl.host.launch("--start", str(answered), str(stream))  # go on after it
+                with results.open("ab") as out:
+                    done = subprocess.run(list(launch.argv), env={**os.environ, **launch.env},
+                                          stdout=out, stderr=subprocess.DEVNULL, check=False)
+                processes += 1
+                lines = sum(1 for line in results.read_bytes().splitlines()
+                            if line.startswith(b'{"id"'))
+                if lines + skipped == answered and done.returncode != 0:
+                    skipped += 1  # it died without a line for that program: go on after it
+                answered = lines + skipped
             seconds = time.perf_counter() - start
             print(f"renderer {renderer} ({impl.name}): {len(chosen)} programs ("
                   f"{len({r.dxbc for _, r in chosen})} distinct shaders), Mesa's disk cache "
                   f"{'off' if os.environ.get('MESA_SHADER_CACHE_DISABLE') else 'on'}")
             print(f"batch    {len(chosen) / seconds:8.1f} programs/s ({seconds:7.2f} s, "
-                  "one runner process, start-up included)")
+                  f"{processes} runner process(es), start-ups included; {skipped} program(s) "
+                  "ended a process without an answer)")
         statuses: dict[str, int] = {}
         start = time.perf_counter()
         for vector, record in chosen:
