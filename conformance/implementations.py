@@ -5,8 +5,8 @@ Accepted spellings:
 * ``oracle``: the executable specification (always passes);
 * ``mutant:<name>``: a bundled mutant (``sm5 mutants`` lists them);
 * ``vkd3d``: vkd3d-shader on Mesa lavapipe, through ``sm5.conformance.vkd3d.adapter`` (optional);
-* ``d3d11``, ``d3d11:vulkan``, ``d3d11:warp``: the D3D11 API through the runner of
-  ``sm5.conformance.d3d11`` (under Wine off Windows; optional);
+* ``d3d11``, ``d3d11:vulkan``, ``d3d11:dxvk``, ``d3d11:warp``: the D3D11 API through the runner
+  of ``sm5.conformance.d3d11`` (under Wine off Windows; ``dxvk``: DXVK's DLLs; optional);
 * ``results:<file>``: replay answers recorded elsewhere: the D3D11 runner's output
   (``sm5.conformance.d3d11.replay``) or replies in the protocol's format
   (``sm5.conformance.offline``), told apart by the file's first line;
@@ -75,7 +75,7 @@ def _replay(text: str) -> Implementation:
 
 
 #: The variants of ``d3d11[:variant]`` (see ``sm5.conformance.d3d11.adapter.create``).
-D3D11_VARIANTS = ("", "vulkan", "warp")
+D3D11_VARIANTS = ("", "vulkan", "dxvk", "warp")
 D3D11_NAMES = tuple(f"d3d11:{v}" if v else "d3d11" for v in D3D11_VARIANTS)
 
 
@@ -153,7 +153,7 @@ def _resolve_object(text: str, search_path: Sequence[Path]) -> Implementation:
         return _factory(text, search_path)
     raise ImplementationError(
         f"unknown implementation {text!r}; expected one of {', '.join(sorted(NAMED))}, "
-        "d3d11[:vulkan|:warp], results:<file>, mutant:<name>, cmd:<program args> or "
+        "d3d11[:vulkan|:dxvk|:warp], results:<file>, mutant:<name>, cmd:<program args> or "
         "<module>:<factory>")
 
 

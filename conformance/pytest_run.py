@@ -29,6 +29,7 @@ from sm5.conformance.run import (
     RunReport,
     Shard,
     display_name,
+    impl_version,
     iter_selected,
     parse_select,
     parse_shard,
@@ -93,7 +94,8 @@ def activate(config: pytest.Config) -> None:
     results = config.getoption("sm5_results")
     run = _Run(impl, files, expectations, shard, parse_select(config.getoption("sm5_select")),
                Path(results) if results else None,
-               RunReport(impl.name, tuple(display_name(f) for f in files), shard))
+               RunReport(impl.name, tuple(display_name(f) for f in files), shard,
+                         version=impl_version(impl)))
     config.stash[_RUN] = run
     config.pluginmanager.register(ConformanceRun(run, config), "sm5-conformance-run")
 

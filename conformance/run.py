@@ -7,7 +7,8 @@ verdicts into a results document (JSON, deterministic: sorted, no timings, no ti
      "counts": {"pass": 812, "fail": 0, ...},
      "results": {"<vector id>": {"status": "pass", "reason": "", "diffs": [...]}, ...}}
 
-``shard`` appears only for a sharded run; ``diffs`` only when there are some.
+``shard`` appears only for a sharded run; ``diffs`` only when there are some; ``impl_version``
+only when the implementation names its version (``version``, e.g. DXVK's).
 """
 
 from __future__ import annotations
@@ -173,6 +174,21 @@ def iter_selected(files: Iterable[Path], shard: Shard | None = None,
         raise RunError(f"no vector id matches {', '.join(select)}", where="--select")
 
 
+def _selected_from(vectors: Sequence[Vector], shard: Shard | None,
+                   select: Sequence[str]) -> Iterator[Vector]:
+    """``iter_selected``'s choice among vectors already read (their ids checked then)."""
+    chosen = _selector(select)
+    matched = False
+    for vector in vectors:
+        if not chosen(vector.id):
+            continue
+        matched = True
+        if shard is None or shard.holds(vector.id):
+            yield vector
+    if select and not matched:
+        raise RunError(f"no vector id matches {', '.join(select)}", where="--select")
+
+
 # ----------------------------------------------------------------------------------------------
 # Running
 
@@ -263,6 +279,8 @@ class RunReport:
     files: tuple[str, ...]
     shard: Shard | None = None
     verdicts: dict[str, Verdict] = field(default_factory=dict)
+    #: The implementation's version when it names one (its ``version`` attribute), else "".
+    version: str = ""
 
     def add(self, vector_id: str, verdict: Verdict) -> None:
         self.verdicts[vector_id] = verdict
@@ -287,7 +305,15 @@ class RunReport:
                                            for k in sorted(self.verdicts)}}
         if self.shard is not None:
             doc["shard"] = str(self.shard)
+        if self.version:
+            doc["impl_version"] = self.version
         return doc
+
+
+def impl_version(impl: object) -> str:
+    """The version an implementation names (a ``version`` string attribute), or ""."""
+    version = getattr(impl, "version", "")
+    return version if isinstance(version, str) else ""
 
 
 def verdict_json(verdict: Verdict) -> dict[str, Any]:
@@ -310,19 +336,25 @@ def write_results(path: Path, report: RunReport) -> None:
 def run(impl: Implementation, paths: Sequence[Path] | None = None,
         expectations: Expectations = NONE, shard: Shard | None = None,
         progress: Callable[[str, Verdict], None] | None = None,
-        require_used: bool = True, select: Sequence[str] = ()) -> RunReport:
+        require_used: bool = True, select: Sequence[str] = (),
+        vectors: Sequence[Vector] | None = None) -> RunReport:
     """Run every selected vector on ``impl``; the implementation is closed at the end.
 
     An expectations entry that decides no vector of the files (whatever the shard) is an
     error, raised before anything runs, unless ``require_used`` is off (``--check-expect``
-    reports such entries with the rest).
+    reports such entries with the rest). ``vectors``: every vector of the files, already read
+    in file order (``iter_selected`` without a shard or selection), so the run reads no file
+    again (the pipeline reads the golden set once for all its implementations).
     """
     files = vector_files(paths)
-    report = RunReport(impl.name, tuple(display_name(f) for f in files), shard)
+    report = RunReport(impl.name, tuple(display_name(f) for f in files), shard,
+                       version=impl_version(impl))
     try:
         if require_used and expectations.entries:
-            expectations.require_used(v for _, _, v in iter_selected(files))
-        selected = (vector for _, _, vector in iter_selected(files, shard, select))
+            expectations.require_used(vectors if vectors is not None
+                                      else (v for _, _, v in iter_selected(files)))
+        selected = (_selected_from(vectors, shard, select) if vectors is not None
+                    else (vector for _, _, vector in iter_selected(files, shard, select)))
         with run_collections() as vector_done:
             for vector, verdict in run_vectors(impl, selected, expectations):
                 report.add(vector.id, verdict)

@@ -57,6 +57,8 @@ class ImplResults:
     impl: str
     files: tuple[str, ...]
     results: Mapping[str, VectorResult]
+    #: The implementation's version as its results file names it (``impl_version``), or "".
+    version: str = ""
 
 
 @dataclass(frozen=True)
@@ -196,7 +198,10 @@ def read_results(path: Path) -> ImplResults:
         results[vector_id] = VectorResult(_text(entry, "status", at),
                                           _text(entry, "reason", at, default=""),
                                           tuple(str(d) for d in diffs[:DIFFS_SHOWN]))
-    return ImplResults(impl, (path.name,), results)
+    version = doc.get("impl_version", "")
+    if not isinstance(version, str):
+        raise ReportError("field 'impl_version' must be a string", where=where)
+    return ImplResults(impl, (path.name,), results, version)
 
 
 def merge_results(runs: list[ImplResults]) -> tuple[ImplResults, ...]:
@@ -215,7 +220,8 @@ def merge_results(runs: list[ImplResults]) -> tuple[ImplResults, ...]:
                                   f"{', '.join(previous.files)}", where=run.files[0])
             results[vector_id] = result
         merged[run.impl] = ImplResults(run.impl, previous.files + run.files,
-                                       dict(sorted(results.items())))
+                                       dict(sorted(results.items())),
+                                       previous.version or run.version)
     return tuple(merged[name] for name in sorted(merged))
 
 

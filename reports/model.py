@@ -235,6 +235,7 @@ class ImplementationView:
     index: int
     impl: str
     files: tuple[str, ...]
+    version: str
     statuses: tuple[str, ...]
     counts: tuple[tuple[str, int], ...]
     per_instruction: tuple[tuple[str, tuple[int, ...]], ...]
@@ -623,7 +624,7 @@ def _implementation_view(n: int, impl: ImplResults, index: VectorIndex) -> Imple
             issues.append(Issue(vector_id, result.status, result.reason, result.diffs))
     issues.sort(key=lambda i: (LISTED_RESULTS.index(i.status), i.vector_id))
     return ImplementationView(
-        index=n, impl=impl.impl, files=impl.files, statuses=statuses,
+        index=n, impl=impl.impl, files=impl.files, version=impl.version, statuses=statuses,
         counts=tuple((s, counts[s]) for s in statuses),
         per_instruction=tuple((name, tuple(c[s] for s in statuses))
                               for name, c in sorted(per_ins.items())),

@@ -6,11 +6,15 @@ Each table sits between ``<!-- generated: NAME ... -->`` and ``<!-- end: NAME --
     python scripts/readme_tables.py          # rewrite README.md and the docs pages
     python scripts/readme_tables.py --check  # exit 1 if one of them is out of date
     python scripts/readme_tables.py --vkd3d-results RESULTS.json  # record a vkd3d run, rewrite
+    python scripts/readme_tables.py --dxvk-results RESULTS.json   # record a d3d11:dxvk run
 
 The ``vkd3d`` table comes from ``conformance/vkd3d/measured.json``, the per-instruction verdict
 counts of one ``sm5 conform --impl vkd3d --expect conformance/vkd3d/expectations.yaml --json``
 run over the golden set, recorded with ``--vkd3d-results`` (a measurement, so it is recorded
-when it is taken, not recomputed by ``--check``).
+when it is taken, not recomputed by ``--check``). The ``dxvk`` table is the same for
+``sm5 conform --impl d3d11:dxvk --expect conformance/d3d11/expectations-dxvk.yaml --json``,
+recorded in ``conformance/d3d11/measured-dxvk.json`` with ``--dxvk-results`` (with the DXVK
+version the results file names).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from sm5.oracle.spec import Spec, load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 MEASURED_VKD3D = ROOT / "conformance" / "vkd3d" / "measured.json"
+MEASURED_DXVK = ROOT / "conformance" / "d3d11" / "measured-dxvk.json"
 VERDICT_COLUMNS = ("pass", "xfail", "fail", "crash", "timeout", "error", "unsupported",
                    "not-applicable")
 
@@ -79,7 +84,8 @@ def mutants_table(spec: Spec) -> list[str]:
 
 
 def measured_vkd3d(results: Path) -> dict[str, object]:
-    """Per-instruction verdict counts of a ``sm5 conform --json`` results file."""
+    """Per-instruction verdict counts of a ``sm5 conform --json`` results file (and the
+    implementation's version when the file names one)."""
     per: dict[str, Counter[str]] = {}
     try:
         doc = json.loads(results.read_text(encoding="utf-8"))
@@ -89,9 +95,13 @@ def measured_vkd3d(results: Path) -> dict[str, object]:
             AttributeError) as exc:
         raise SystemExit(f"{results}: not a results file of sm5 conform --json "
                          f"({type(exc).__name__}: {exc})") from None
-    return {"impl": doc.get("impl", "vkd3d"),
-            "vectors": sum(sum(c.values()) for c in per.values()),
-            "per_instruction": {name: dict(sorted(c.items())) for name, c in sorted(per.items())}}
+    measured: dict[str, object] = {
+        "impl": doc.get("impl", "vkd3d"),
+        "vectors": sum(sum(c.values()) for c in per.values()),
+        "per_instruction": {name: dict(sorted(c.items())) for name, c in sorted(per.items())}}
+    if isinstance(doc.get("impl_version"), str):
+        measured["impl_version"] = doc["impl_version"]
+    return measured
 
 
 def _count(n: int) -> str:
@@ -100,7 +110,17 @@ def _count(n: int) -> str:
 
 def vkd3d_table(spec: Spec) -> list[str]:
     """The recorded vkd3d run: verdicts per instruction, with a total row."""
-    doc = json.loads(MEASURED_VKD3D.read_text(encoding="utf-8"))
+    return measured_table(MEASURED_VKD3D)
+
+
+def dxvk_table(spec: Spec) -> list[str]:
+    """The recorded d3d11:dxvk run: verdicts per instruction, with a total row."""
+    return measured_table(MEASURED_DXVK)
+
+
+def measured_table(path: Path) -> list[str]:
+    """A recorded run (``measured_vkd3d``'s document): verdicts per instruction and a total."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
     per: dict[str, dict[str, int]] = doc["per_instruction"]
     columns = [c for c in VERDICT_COLUMNS if any(c in counts for counts in per.values())]
     rows = ["| instruction | " + " | ".join(columns) + " |",
@@ -151,6 +171,7 @@ TABLES: dict[str, Callable[[Spec], list[str]]] = {
     "forms": forms_table,
     "mutants": mutants_table,
     "vkd3d": vkd3d_table,
+    "dxvk": dxvk_table,
 }
 #: The file that holds each table, relative to the checkout.
 FILES: dict[str, str] = {
@@ -161,6 +182,7 @@ FILES: dict[str, str] = {
     "forms": "docs/spec/rules.md",
     "mutants": "docs/testing/mutants.md",
     "vkd3d": "docs/implementations/vkd3d.md",
+    "dxvk": "docs/implementations/dxvk.md",
 }
 
 
@@ -181,10 +203,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="only check; exit 1 if stale")
     parser.add_argument("--vkd3d-results", type=Path, metavar="RESULTS",
                         help="record this sm5 conform --json run of vkd3d, then rewrite")
+    parser.add_argument("--dxvk-results", type=Path, metavar="RESULTS",
+                        help="record this sm5 conform --json run of d3d11:dxvk, then rewrite")
     args = parser.parse_args(argv)
-    if args.vkd3d_results is not None:
-        atomic_write_text(MEASURED_VKD3D, json.dumps(measured_vkd3d(args.vkd3d_results),
-                                                     indent=1, sort_keys=True) + "\n")
+    for results, measured in ((args.vkd3d_results, MEASURED_VKD3D),
+                              (args.dxvk_results, MEASURED_DXVK)):
+        if results is not None:
+            atomic_write_text(measured, json.dumps(measured_vkd3d(results),
+                                                   indent=1, sort_keys=True) + "\n")
     spec = load_spec(ROOT / "spec")
     stale = []
     for relative in sorted(set(FILES.values())):

@@ -39,18 +39,20 @@ from sm5.oracle.spec import load_default
 from sm5.progress import Progress
 from sm5.reports import build_report
 from sm5.vectors.check import check as check_golden
+from sm5.vectors.format import Vector
 from sm5.vectors.generate import GOLDEN
 
-IMPLEMENTATIONS = ("oracle", "vkd3d", "d3d11")
+IMPLEMENTATIONS = ("oracle", "vkd3d", "d3d11", "d3d11:dxvk")
 #: Implementations the pipeline runs on the representative subset of the golden set only
-#: (``sm5.conformance.subset``): Wine's d3d11 runs a few programs per second; ``sm5 conform``
-#: runs the whole set.
-SUBSET_ONLY = frozenset({"d3d11", "d3d11:vulkan"})
+#: (``sm5.conformance.subset``): a D3D11 implementation under Wine runs a few programs per
+#: second; ``sm5 conform`` runs the whole set.
+SUBSET_ONLY = frozenset({"d3d11", "d3d11:vulkan", "d3d11:dxvk"})
 #: The expectations file of each real implementation (its known divergences).
 EXPECTATIONS: dict[str, Callable[[], Expectations]] = {
     "vkd3d": vkd3d_expectations,
     "d3d11": d3d11_expectations,
     "d3d11:vulkan": lambda: d3d11_expectations("vulkan"),
+    "d3d11:dxvk": lambda: d3d11_expectations("dxvk"),
 }
 
 
@@ -90,7 +92,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                        "and report/index.html.")
     p.add_argument("--out", type=Path, default=Path("build"), help="artefact folder (build/)")
     p.add_argument("--impl", action="append", default=None, metavar="NAME",
-                   help="implementations to run (default: oracle and vkd3d when available)")
+                   help="implementations to run (default: oracle, and vkd3d, d3d11 and "
+                   "d3d11:dxvk when available)")
     p.add_argument("--quiet", action="store_true",
                    help="no progress of the long steps on standard error")
     p.set_defaults(handler=run_pipeline)
@@ -146,6 +149,14 @@ def run_pipeline(args: argparse.Namespace) -> int:
     steps.append(_step("proofs", progress, prove))
     steps.append(_step("golden vector check", progress, check_vectors))
 
+    golden: list[tuple[Vector, ...]] = []
+
+    def golden_vectors() -> tuple[Vector, ...]:
+        """The golden set, read once for every implementation (and the subset's rule)."""
+        if not golden:
+            golden.append(tuple(v for _, _, v in iter_selected(vector_files(None))))
+        return golden[0]
+
     for name in args.impl or IMPLEMENTATIONS:
         def conform(name: str = name) -> tuple[bool, str]:
             try:
@@ -157,11 +168,12 @@ def run_pipeline(args: argparse.Namespace) -> int:
             select: tuple[str, ...] = ()
             count = planned_count(vector_files(None))
             if name in SUBSET_ONLY:
-                select = representative(v for _, _, v in iter_selected(vector_files(None)))
+                select = representative(golden_vectors())
                 count = len(select)
             with progress.progress(f"conform {name}", count) as bar:
                 report = run(impl, None, expectations, None,
-                             progress=lambda _id, _v: bar.update(), select=select)
+                             progress=lambda _id, _v: bar.update(), select=select,
+                             vectors=golden_vectors())
             path = out / "results" / f"{name.replace(':', '-')}.json"
             write_results(path, report)
             results.append(path)
@@ -173,7 +185,7 @@ def run_pipeline(args: argparse.Namespace) -> int:
 
     def mutants() -> tuple[bool, str]:
         files = vector_files(None)
-        vectors = [v for _, _, v in iter_selected(files)]
+        vectors = list(golden_vectors())
         with progress.progress("mutants", len(vectors) * len(MUTANTS), unit="runs") as bar:
             matrix = conformance_cli.kill_matrix(vectors, bar)
         doc = conformance_cli.mutants_json(matrix, [display_name(f) for f in files])

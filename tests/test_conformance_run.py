@@ -190,3 +190,35 @@ def test_a_failed_run_is_a_crash_a_time_out_or_an_error() -> None:
     assert Result.failed("crash", "signal 11") == Result("crash", None, "signal 11")
     assert Result.failed("timeout", "after 30 s") == Result("timeout", None, "after 30 s")
     assert Result.failed("garbled", "no JSON") == Result("error", None, "no JSON")
+
+
+def test_an_implementations_version_is_written_and_read_back(cases: Path, tmp_path: Path) -> None:
+    """A ``version`` the implementation names goes to the results as ``impl_version`` (none
+    when it names none) and reaches the report's implementation."""
+    from sm5.conformance.run import write_results
+    from sm5.reports.inputs import read_results
+
+    plain = run(OracleImplementation(), [cases])
+    assert "impl_version" not in plain.to_json()
+    named = OracleImplementation()
+    named.version = "9.9 (test)"  # type: ignore[attr-defined]
+    report = run(named, [cases])
+    assert report.to_json()["impl_version"] == "9.9 (test)"
+    path = tmp_path / "results.json"
+    write_results(path, report)
+    assert read_results(path).version == "9.9 (test)"
+
+
+def test_a_run_over_vectors_already_read_gives_the_same_verdicts(cases: Path) -> None:
+    """``vectors`` (the files read once, as the pipeline does) changes nothing but the reading:
+    the same selection, shard and verdicts, and a selection matching nothing is still named."""
+    from sm5.conformance.run import iter_selected
+
+    read = [v for _, _, v in iter_selected(vector_files([cases]))]
+    first = read[0].id
+    for shard, select in ((None, ()), (parse_shard("1/2"), ()), (None, (first,))):
+        again = run(OracleImplementation(), [cases], shard=shard, select=select, vectors=read)
+        fresh = run(OracleImplementation(), [cases], shard=shard, select=select)
+        assert again.to_json() == fresh.to_json()
+    with pytest.raises(RunError, match="no vector id matches"):
+        run(OracleImplementation(), [cases], select=("nothing/*",), vectors=read)

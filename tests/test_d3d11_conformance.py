@@ -8,6 +8,8 @@ expectations file against what Wine actually does. The ``slow`` step sends the s
 through the runner as a Windows user would run it (a stream file in, a results file out; the
 replay of that file must give the same verdicts) and through the Vulkan renderer. The whole
 golden set on both renderers is ``sm5 conform --impl d3d11[:vulkan]`` (docs: figures).
+``d3d11:dxvk`` (DXVK's DLLs, ``scripts/setup.sh --dxvk``) runs one golden section in the
+default run and the whole golden set, with its expectations file checked, in the ``slow`` step.
 """
 
 from __future__ import annotations
@@ -36,12 +38,13 @@ from sm5.conformance.d3d11.adapter import (
     needs_isolation,
 )
 from sm5.conformance.d3d11.expectations_file import FILES
-from sm5.conformance.d3d11.host import runner_path
+from sm5.conformance.d3d11.host import dxvk_version, runner_path
 from sm5.conformance.d3d11.stream import record_of, write_stream
+from sm5.conformance.expect_check import check_expectations
 from sm5.conformance.expectations import NONE, Expectations, load_expectations
 from sm5.conformance.implementations import resolve
 from sm5.conformance.interface import Result
-from sm5.conformance.run import iter_selected, vector_files
+from sm5.conformance.run import iter_selected, run, vector_files
 from sm5.conformance.subset import representative
 from sm5.oracle.errors import NotExpressible
 from sm5.oracle.fileio import atomic_write_text
@@ -481,3 +484,35 @@ def test_the_vulkan_renderer_does_not_count() -> None:
         assert result.state["r1"] == [0, 9, 9, 9]
     finally:
         impl.close()
+
+
+# --------------------------------------------------------------------------- DXVK
+
+
+def test_dxvk_runs_a_golden_section_with_doubles_and_names_its_version() -> None:
+    """DXVK reports doubles, so the double conversions run (Wine's d3d11 has none); every
+    verdict is as its expectations file says, and the results name the version the setup
+    recorded."""
+    impl = _create("dxvk")
+    expectations = load_expectations(FILES["dxvk"])
+    assert impl.name == "d3d11:dxvk"
+    assert impl.version and impl.version == dxvk_version()
+    report = run(impl, None, expectations, require_used=False, select=("itod/mask-swizzle/*",))
+    statuses = {v.status for v in report.verdicts.values()}
+    assert report.verdicts and not report.failed, report.failures()[:3]
+    assert "unsupported" not in statuses and "pass" in statuses
+    assert report.to_json()["impl_version"] == impl.version
+
+
+@pytest.mark.slow
+def test_dxvk_runs_the_whole_golden_set_with_its_expectations_file() -> None:
+    """``sm5 conform --impl d3d11:dxvk --expect expectations-dxvk.yaml --check-expect``: no
+    failure the file does not explain, and every entry of it matches vectors and explains a
+    divergence."""
+    impl = _create("dxvk")
+    expectations = load_expectations(FILES["dxvk"])
+    report = run(impl, None, expectations)
+    vectors = [v for _, _, v in iter_selected(vector_files(None))]
+    check = check_expectations(expectations, vectors, report.verdicts)
+    assert check.problems() == []
+    assert not report.failed, report.failures()[:3]

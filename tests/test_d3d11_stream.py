@@ -397,12 +397,26 @@ def test_sm5_verify_judges_the_runner_output_and_protocol_replies_alike(
 def test_d3d11_names_are_checked_without_starting_anything(tmp_path: Path) -> None:
     from sm5.conformance.implementations import ImplementationError, check_name
 
-    for name in ("d3d11", "d3d11:vulkan", "d3d11:warp"):
+    for name in ("d3d11", "d3d11:vulkan", "d3d11:dxvk", "d3d11:warp"):
         check_name(name)
     with pytest.raises(ImplementationError, match="unknown D3D11 variant"):
         check_name("d3d11:metal")
     with pytest.raises(ImplementationError, match="no such results file"):
         check_name(f"results:{tmp_path / 'absent.jsonl'}")
+
+
+def test_dxvk_without_its_dlls_is_one_clear_error(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A missing DXVK is named with the setup that installs it, before Wine or Xvfb start."""
+    from sm5.conformance.d3d11.host import Host, HostUnavailable, dxvk_version
+
+    runner = tmp_path / "sm5-d3d11-runner.exe"
+    runner.write_bytes(b"MZ")
+    monkeypatch.setenv("SM5_DXVK_DIR", str(tmp_path / "dxvk"))
+    with pytest.raises(HostUnavailable, match=r"DXVK is not installed: no d3d11\.dll, dxgi\.dll "
+                       r".*scripts/setup\.sh --dxvk"):
+        Host("dxvk", runner=runner)
+    assert dxvk_version() == ""
 
 
 def test_the_request_guard_words_sit_beside_the_window_and_come_back() -> None:

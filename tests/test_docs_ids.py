@@ -1,6 +1,6 @@
 """Every rule, clause, erratum and vector id the README and the manual (docs/, the generated
 instruction reference aside) name exists in the spec or the golden set, the expectations example
-parses, and the vkd3d and D3D11 tables name the files' predicates."""
+parses, and the vkd3d, D3D11 and DXVK tables name the files' predicates."""
 
 from __future__ import annotations
 
@@ -93,5 +93,17 @@ def test_the_d3d11_table_names_every_predicate_of_both_files() -> None:
     table = section[:section.index("**What runs where.**")]
     rows = [line for line in table.splitlines() if line.startswith("| `")]
     named = sorted(re.match(r"\| `([^`]+)`", row).group(1) for row in rows)  # type: ignore[union-attr]
-    labels = {e.label for path in FILES.values() for e in load_expectations(path).entries}
+    labels = {e.label for renderer in ("gl", "vulkan")
+              for e in load_expectations(FILES[renderer]).entries}
     assert named == sorted(labels)
+
+
+def test_the_dxvk_table_names_every_predicate_of_its_file() -> None:
+    from sm5.conformance.d3d11.expectations_file import FILES
+
+    text = page("implementations/dxvk.md")
+    section = text[text.index("**Known divergences** (`conformance/d3d11/expectations-dxvk.yaml`"):]
+    table = section[:section.index("**Throughput")]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    named = [re.match(r"\| `([^`]+)`", row).group(1) for row in rows]  # type: ignore[union-attr]
+    assert named == [e.label for e in load_expectations(FILES["dxvk"]).entries]

@@ -10,7 +10,9 @@ Wine, whose d3d11 translates the DXBC itself (wined3d: GLSL on Mesa llvmpipe, or
 lavapipe with its Vulkan renderer).
 
 Names: ``d3d11`` (Wine's OpenGL renderer, or Windows' hardware device), ``d3d11:vulkan``
-(Wine's Vulkan renderer), ``d3d11:warp`` (Windows only: the WARP software device).
+(Wine's Vulkan renderer), ``d3d11:dxvk`` (DXVK's d3d11 and dxgi in place of Wine's, on
+lavapipe; its version in :attr:`D3D11Runner.version`), ``d3d11:warp`` (Windows only: the WARP
+software device).
 
 * **Executes only.** The D3D runtime validates little of a shader's instructions; must-reject
   vectors are not applicable.
@@ -97,6 +99,8 @@ class D3D11Runner:
                  isolated_timeout: float = ISOLATED_TIMEOUT_S) -> None:
         self.host = host
         self.name = implementation_name(host.renderer, warp)
+        #: The version of the D3D11 implementation when the setup recorded one (DXVK's).
+        self.version = host.version
         args = ("--warp",) if warp else ()
         self._main = RunnerProcess(host, timeout=timeout, args=args)
         self._quarantine = RunnerProcess(host, timeout=isolated_timeout, args=args)
@@ -161,15 +165,16 @@ class TargetUnavailable(Sm5Error):
 
 
 def create(variant: str = "") -> D3D11Runner:
-    """The adapter for ``d3d11[:variant]``; variant: ``gl`` (default), ``vulkan``, ``warp``.
+    """The adapter for ``d3d11[:variant]``; variant: ``gl`` (default), ``vulkan``, ``dxvk``,
+    ``warp``.
 
     Raises TargetUnavailable naming the missing component (see scripts/setup.sh --d3d11).
     """
     warp = variant == "warp"
     renderer = "gl" if variant in ("", "warp") else variant
     if renderer not in RENDERERS:
-        raise TargetUnavailable(f"unknown variant {variant!r}; expected d3d11, d3d11:vulkan "
-                                "or d3d11:warp", where=NAME)
+        raise TargetUnavailable(f"unknown variant {variant!r}; expected d3d11, d3d11:vulkan, "
+                                "d3d11:dxvk or d3d11:warp", where=NAME)
     if warp and not is_windows():
         raise TargetUnavailable("WARP exists only on Windows; under Wine use d3d11 or "
                                 "d3d11:vulkan", where=NAME)

@@ -1,4 +1,5 @@
-"""The known divergences of Wine's d3d11 per renderer (the YAML files next to this module)."""
+"""The known divergences of each D3D11 implementation under Wine (the YAML files next to this
+module): Wine's d3d11 per renderer, and DXVK."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from sm5.conformance.expectations import Expectations, load_expectations
 FILES = {
     "gl": Path(__file__).with_name("expectations.yaml"),
     "vulkan": Path(__file__).with_name("expectations-vulkan.yaml"),
+    "dxvk": Path(__file__).with_name("expectations-dxvk.yaml"),
 }
 
 
 def d3d11_expectations(renderer: str = "gl") -> Expectations:
-    """The expectations file of ``d3d11`` (``gl``) or ``d3d11:vulkan``, loaded and checked."""
+    """The expectations file of ``d3d11`` (``gl``), ``d3d11:vulkan`` or ``d3d11:dxvk``, loaded
+    and checked."""
     return load_expectations(FILES[renderer])

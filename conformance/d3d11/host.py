@@ -24,13 +24,18 @@ from pathlib import Path
 from sm5.oracle.errors import Sm5Error
 
 RUNNER_NAME = "sm5-d3d11-runner.exe"
-RENDERERS = ("gl", "vulkan")
+RENDERERS = ("gl", "vulkan", "dxvk")
+#: DXVK's DLLs, and the file naming the version the setup installed (see `dxvk_dir`).
+DXVK_DLLS = ("d3d11.dll", "dxgi.dll")
+DXVK_VERSION_FILE = "VERSION"
 READY_MARK = ".sm5-ready"
 WINEBOOT_TIMEOUT_S = 300.0
 XVFB_TIMEOUT_S = 30.0
 #: Seconds the wineserver outlives its last process (later runner starts skip its start-up).
 WINESERVER_LINGER_S = 10
 _BASE_ENV = {"WINEDEBUG": "-all", "WINEDLLOVERRIDES": "mscoree,mshtml="}
+_DXVK_ENV = {"WINEDLLOVERRIDES": "mscoree,mshtml=;d3d11,dxgi=n", "DXVK_LOG_LEVEL": "none",
+             "DXVK_LOG_PATH": "none", "DXVK_STATE_CACHE": "0"}
 _CRASH_DIALOG_OFF = ["reg", "add", r"HKCU\Software\Wine\WineDbg", "/v", "ShowCrashDialog",
                      "/t", "REG_DWORD", "/d", "0", "/f"]
 
@@ -46,6 +51,24 @@ def cache_dir() -> Path:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "sm5-conformance" / "d3d11"
+
+
+def dxvk_dir() -> Path:
+    """``$SM5_DXVK_DIR``, else ``~/.cache/sm5-conformance/dxvk``: DXVK's DLLs and version."""
+    explicit = os.environ.get("SM5_DXVK_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "sm5-conformance" / "dxvk"
+
+
+def dxvk_version(folder: Path | None = None) -> str:
+    """The DXVK version the setup recorded (``2.6+ds-1 (Debian trixie dxvk-wine64)``), or ""."""
+    path = (folder or dxvk_dir()) / DXVK_VERSION_FILE
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
 
 
 def runner_path() -> Path:
@@ -86,6 +109,11 @@ class Host:
         if not self.runner.is_file():
             raise HostUnavailable(f"no runner at {self.runner}; build it with "
                                   "bash scripts/setup.sh --d3d11 (or runners/d3d11/build.sh)")
+        #: The DXVK version the setup recorded ("" for Wine's own d3d11).
+        self.version = ""
+        if renderer == "dxvk":
+            self.version = dxvk_version()
+            self.runner = _runner_beside_dxvk(self.runner, dxvk_dir())
         self._xvfb: subprocess.Popen[bytes] | None = None
         self.display = ""
         self.prefix: Path | None = None
@@ -101,8 +129,11 @@ class Host:
         if is_windows():
             return Launch((str(self.runner), *args), {})
         assert self.wine is not None and self.prefix is not None
-        env = {**_BASE_ENV, "WINEPREFIX": str(self.prefix), "DISPLAY": self.display,
-               "WINE_D3D_CONFIG": f"renderer={self.renderer}"}
+        env = {**_BASE_ENV, "WINEPREFIX": str(self.prefix), "DISPLAY": self.display}
+        if self.renderer == "dxvk":
+            env.update(_DXVK_ENV)
+        else:
+            env["WINE_D3D_CONFIG"] = f"renderer={self.renderer}"
         return Launch((self.wine, str(self.runner), *args), env)
 
     def linger_wineserver(self) -> None:
@@ -144,8 +175,38 @@ class Host:
 
     def describe(self) -> str:
         if is_windows():
-            return "Windows D3D11"
+            return "Windows D3D11" + (f" with DXVK {self.version}" if self.version else "")
+        if self.renderer == "dxvk":
+            return f"Wine with DXVK {self.version or '(version unknown)'} on Xvfb {self.display}"
         return f"Wine ({self.renderer} renderer) on Xvfb {self.display}"
+
+
+def _runner_beside_dxvk(runner: Path, folder: Path) -> Path:
+    """A copy of ``runner`` in DXVK's folder (Wine loads the DLLs of the program's folder
+    first), replaced atomically when the build changed."""
+    missing = [name for name in DXVK_DLLS if not (folder / name).is_file()]
+    if missing:
+        raise HostUnavailable(f"DXVK is not installed: no {', '.join(missing)} in {folder} "
+                              "(bash scripts/setup.sh --dxvk)")
+    copy = folder / runner.name
+    data = runner.read_bytes()
+    try:
+        same = copy.read_bytes() == data
+    except OSError:
+        same = False
+    if not same:
+        handle, temporary = tempfile.mkstemp(prefix=".runner.", suffix=".exe", dir=folder)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.chmod(temporary, 0o755)
+            os.replace(temporary, copy)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise HostUnavailable(f"cannot copy the runner beside DXVK: {exc}",
+                                  where=str(folder)) from None
+    return copy
 
 
 def _read_line_with_timeout(fd: int, timeout: float) -> str:

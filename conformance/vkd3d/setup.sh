@@ -73,72 +73,20 @@ install_packages() {
         apt-get install -y -qq --no-install-recommends $missing >/dev/null
 }
 
-# --- mirror discovery (never hard-code a registry host) -----------------------
+# --- private apt state (machine_mirror, private_apt) -----------------------------
 
-# Print "URI<TAB>SIGNED_BY" of the machine's main (non-security) Debian mirror.
-machine_mirror() {
-    local f found
-    for f in /etc/apt/sources.list.d/*.sources; do
-        [ -r "$f" ] || continue
-        found="$(awk 'BEGIN { RS = ""; FS = "\n" }
-        {
-            uris = ""; suites = ""; signed = ""; enabled = 1
-            for (i = 1; i <= NF; i++) {
-                line = $i
-                if (line ~ /^[ \t]*#/) continue
-                key = tolower(line); sub(/:.*/, "", key)
-                val = line; sub(/^[^:]*:[ \t]*/, "", val)
-                if (key == "uris") uris = val
-                else if (key == "suites") suites = val
-                else if (key == "signed-by") signed = val
-                else if (key == "enabled" && tolower(val) ~ /^no/) enabled = 0
-            }
-            if (!enabled || uris == "" || suites ~ /security/) next
-            split(uris, u, /[ \t]+/)
-            if (u[1] ~ /security/) next
-            if (signed !~ /^\//) signed = ""
-            printf "%s\t%s\n", u[1], signed
-            exit
-        }' "$f")"
-        if [ -n "$found" ]; then printf '%s\n' "$found"; return; fi
-    done
-    if [ -r /etc/apt/sources.list ]; then
-        awk '$1 == "deb" || $1 == "deb-src" {
-            opts = ""; i = 2
-            if ($2 ~ /^\[/) { while ($i !~ /\]$/) { opts = opts " " $i; i++ }; opts = opts " " $i; i++ }
-            if ($i ~ /security/ || $(i + 1) ~ /security/) next
-            signed = ""
-            if (match(opts, /signed-by=[^] ]+/)) signed = substr(opts, RSTART + 10, RLENGTH - 10)
-            printf "%s\t%s\n", $i, signed
-            exit
-        }' /etc/apt/sources.list
-    fi
-}
+# shellcheck source=conformance/apt-private.sh
+. "$(dirname "$0")/../apt-private.sh"
 
 # --- fetch wine source (bundles vkd3d 1.14) -----------------------------------
 
 fetch_wine_source() {
-    local work="$1" mirror uri signed opt
-    mirror="$(machine_mirror)"
-    [ -n "$mirror" ] || die "no Debian mirror found in the machine's apt sources"
-    uri="${mirror%%$'\t'*}"
-    signed="${mirror#*$'\t'}"
-    opt=""
-    [ -n "$signed" ] && opt="[signed-by=$signed] "
-    mkdir -p "$work/apt/lists/partial" "$work/apt/cache/archives/partial" \
-        "$work/apt/sources.list.d" "$work/dl"
-    printf 'deb-src %s%s %s main\n' "$opt" "$uri" "$WINE_SUITE" >"$work/apt/sources.list"
-    local -a aptopts=(
-        -o "Dir::Etc::SourceList=$work/apt/sources.list"
-        -o "Dir::Etc::SourceParts=$work/apt/sources.list.d"
-        -o "Dir::State::Lists=$work/apt/lists"
-        -o "Dir::Cache=$work/apt/cache"
-    )
-    [ "$(id -u)" -eq 0 ] && aptopts+=(-o "APT::Sandbox::User=root")
+    local work="$1"
+    mkdir -p "$work/dl"
     if ! ls "$work"/dl/"${WINE_SRC_PKG}"_*.orig.tar.* >/dev/null 2>&1; then
         log "apt-get source --download-only $WINE_SRC_PKG (suite $WINE_SUITE, private apt state)"
-        apt-get "${aptopts[@]}" update -qq
-        (cd "$work/dl" && apt-get "${aptopts[@]}" -qq source --download-only "$WINE_SRC_PKG")
+        private_apt "$work" deb-src "$WINE_SUITE"
+        (cd "$work/dl" && apt-get "${APT_OPTS[@]}" -qq source --download-only "$WINE_SRC_PKG")
         rm -rf "$work/apt"  # only needed for this download; the source stays for rebuilds
     else
         log "wine source already downloaded"
