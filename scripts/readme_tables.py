@@ -149,17 +149,23 @@ def families_table(spec: Spec) -> list[str]:
 
 
 def implementations_table(spec: Spec) -> list[str]:
-    """The README's short table: the recorded vkd3d run, verdicts per family."""
-    doc = json.loads(MEASURED_VKD3D.read_text(encoding="utf-8"))
-    per: dict[str, Counter[str]] = {}
-    for name, counts in doc["per_instruction"].items():
-        ins = spec.instructions.get(name)
-        per.setdefault(ins.family if ins else "(not in the spec)", Counter()).update(counts)
+    """The README's short table: each recorded run of the golden set (vkd3d, d3d11:dxvk),
+    verdicts per family; a file of programs is the family ``programs``."""
+    runs = (("vkd3d", MEASURED_VKD3D), ("d3d11:dxvk", MEASURED_DXVK))
+    per: dict[tuple[str, str], Counter[str]] = {}
+    for impl, path in runs:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        for name, counts in doc["per_instruction"].items():
+            ins = spec.instructions.get(name)
+            family = ins.family if ins else "programs"
+            per.setdefault((impl, family), Counter()).update(counts)
     columns = [c for c in VERDICT_COLUMNS if any(c in counts for counts in per.values())]
-    rows = ["| vkd3d, family | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
-    for family, counts in sorted(per.items()):
-        rows.append(f"| {family} | " + " | ".join(_count(counts.get(c, 0)) for c in columns)
-                    + " |")
+    rows = ["| implementation | family | " + " | ".join(columns) + " |",
+            "|---|---|" + "---|" * len(columns)]
+    order = {impl: k for k, (impl, _) in enumerate(runs)}
+    for (impl, family), counts in sorted(per.items(), key=lambda x: (order[x[0][0]], x[0][1])):
+        rows.append(f"| {impl} | {family} | "
+                    + " | ".join(_count(counts.get(c, 0)) for c in columns) + " |")
     return rows
 
 
