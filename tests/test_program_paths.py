@@ -1,5 +1,5 @@
 """Programs of several instructions on every path: the oracle, the naive translator behind the
-mutants, DXBC through vkd3d-shader on lavapipe, and Wine's d3d11.
+mutants, DXBC through vkd3d-shader on lavapipe, Wine's d3d11 and DXVK.
 
 Each program carries a value from one instruction into the next: an undefined out-of-bounds
 structured load stored elsewhere, one of two doubles (drcp's 1-ULP result) multiplied, a zero of
@@ -37,11 +37,13 @@ PROGRAMS = (
                                  "data": [1, 2, 3, 4]},
       "u1": {"kind": "raw", "data": [9, 9, 9, 9, 9]}}, "11.0", False),
     ("one_of_two_doubles_multiplied",
-     (EXTENDED, "drcp r0.xy, r1.xyxy", "dmul r2.xy, r0.xyxy, d(2.0)"),
-     {"r0": [0, 0, 0, 0], "r1": [0, 0x40080000, 0, 0], "r2": [5, 5, 5, 5]}, "11.1", True),
+     (EXTENDED, "drcp r0.xy, r1.xyxy", "dmul r2.xy, r0.xyxy, r3.xyxy"),
+     {"r0": [0, 0, 0, 0], "r1": [0, 0x40080000, 0, 0], "r2": [5, 5, 5, 5],
+      "r3": [0, 0x40000000, 0, 0]}, "11.1", True),
     ("either_zero_compared",
-     (DOUBLES, "dmin r0.xy, r1.xyxy, r1.zwzw", "deq r2.x, r0.xyxy, d(0.0)"),
-     {"r0": [0, 0, 0, 0], "r1": [0, 0, 0, 0x80000000], "r2": [3, 3, 3, 3]}, "11.0", True),
+     (DOUBLES, "dmin r0.xy, r1.xyxy, r1.zwzw", "deq r2.x, r0.xyxy, r3.xyxy"),
+     {"r0": [0, 0, 0, 0], "r1": [0, 0, 0, 0x80000000], "r2": [3, 3, 3, 3],
+      "r3": [0, 0, 0, 0]}, "11.0", True),
     ("words_back_and_forth",
      ("dcl_uav_raw u0", "dcl_uav_raw u1", "ld_raw r0.xy, l(4), u0.xyxx",
       "store_raw u1.xy, l(0), r0.yxxx", "ld_raw r1.x, l(0), u1.yxxx",
@@ -86,30 +88,30 @@ def test_the_naive_translator_runs_every_instruction_it_implements() -> None:
     assert statuses["program/straight_line/one_of_two_doubles_multiplied"] == "unsupported"
 
 
-def test_vkd3d_runs_programs() -> None:
-    from sm5.conformance.vkd3d.adapter import TargetUnavailable, create
+def _real(name: str) -> Implementation:
+    """The real implementation ``name``; the test skips, saying why, where it is absent."""
+    if name == "vkd3d":
+        from sm5.conformance.vkd3d import adapter as vkd3d
+
+        try:
+            return vkd3d.create()
+        except vkd3d.TargetUnavailable as exc:
+            pytest.skip(f"vkd3d + lavapipe unavailable: {exc}")
+    from sm5.conformance.d3d11 import adapter as d3d11
 
     try:
-        impl = create()
-    except TargetUnavailable as exc:
-        pytest.skip(f"vkd3d + lavapipe unavailable: {exc}")
+        return d3d11.create(name.partition(":")[2])
+    except d3d11.TargetUnavailable as exc:
+        pytest.skip(f"{name} under Wine unavailable: {exc}")
+
+
+@pytest.mark.parametrize(("name", "doubles_optional"), [
+    ("vkd3d", False), ("d3d11", True), ("d3d11:dxvk", False)])
+def test_a_real_implementation_runs_programs(name: str, doubles_optional: bool) -> None:
+    impl = _real(name)
     try:
-        verdicts = run_all(impl, doubles_optional=False)
+        verdicts = run_all(impl, doubles_optional=doubles_optional)
     finally:
-        impl.close()
-    assert all(v.startswith("pass") for v in verdicts.values()), verdicts
-
-
-def test_wine_d3d11_runs_programs() -> None:
-    from sm5.conformance.d3d11.adapter import TargetUnavailable, create
-
-    try:
-        impl = create()
-    except TargetUnavailable as exc:
-        pytest.skip(f"D3D11 under Wine unavailable: {exc}")
-    try:
-        verdicts = run_all(impl, doubles_optional=True)
-    finally:
-        impl.close()
+        impl.close()  # type: ignore[attr-defined]
     assert len(verdicts) >= 2  # the programs without doubles run on every device
     assert all(v.startswith("pass") for v in verdicts.values()), verdicts
