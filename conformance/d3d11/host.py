@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from sm5.conformance.process_env import subprocess_environ
 from sm5.oracle.errors import Sm5Error
 
 RUNNER_NAME = "sm5-d3d11-runner.exe"
@@ -142,7 +143,7 @@ class Host:
         if is_windows() or self.prefix is None:
             return
         server = shutil.which("wineserver") or "/usr/lib/wine/wineserver"
-        env = {**os.environ, **_BASE_ENV, "WINEPREFIX": str(self.prefix)}
+        env = {**subprocess_environ(), **_BASE_ENV, "WINEPREFIX": str(self.prefix)}
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             subprocess.run([server, f"-p{WINESERVER_LINGER_S}"], env=env, timeout=30,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
@@ -247,7 +248,7 @@ def ensure_prefix(wine: str) -> Path:
         if prefix.exists():
             shutil.rmtree(prefix)  # a half-made prefix from an interrupted creation
         building = Path(tempfile.mkdtemp(prefix="prefix.", dir=cache_dir()))
-        env = {**os.environ, **_BASE_ENV, "WINEPREFIX": str(building)}
+        env = {**subprocess_environ(), **_BASE_ENV, "WINEPREFIX": str(building)}
         env.pop("DISPLAY", None)
         try:
             for argv in ([wine, "wineboot", "-u"], [wine, *_CRASH_DIALOG_OFF]):

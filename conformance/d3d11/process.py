@@ -27,6 +27,7 @@ from sm5.conformance.d3d11.stream import (
     parse_reply,
     stream_header,
 )
+from sm5.conformance.process_env import subprocess_environ
 
 DEFAULT_TIMEOUT_S = 30.0
 STARTUP_TIMEOUT_S = 120.0
@@ -97,7 +98,7 @@ class RunnerProcess:
             kwargs["start_new_session"] = True
         self._proc = subprocess.Popen(list(launch.argv), stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=self._stderr,
-                                      env={**os.environ, **launch.env}, **kwargs)
+                                      env={**subprocess_environ(), **launch.env}, **kwargs)
         self.starts += 1
         assert self._proc.stdout is not None and self._proc.stdin is not None
         threading.Thread(target=_pump, args=(self._proc.stdout, self._lines),

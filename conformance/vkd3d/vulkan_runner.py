@@ -42,6 +42,7 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any, Literal, get_args
 
+from sm5.conformance.process_env import set_in_process
 from sm5.conformance.vkd3d.shader import (
     SpirvError,
     cache_root,
@@ -184,13 +185,14 @@ def _prepare_environment(icd: Path) -> None:
     survive a fork, so the isolation zygote forks before it opens one.) A value set by the user
     wins.
     """
-    os.environ["VK_ICD_FILENAMES"] = str(icd)
-    os.environ["VK_DRIVER_FILES"] = str(icd)
-    os.environ.setdefault(_ENV_LP_THREADS, "0")
+    set_in_process("VK_ICD_FILENAMES", str(icd))
+    set_in_process("VK_DRIVER_FILES", str(icd))
+    if _ENV_LP_THREADS not in os.environ:
+        set_in_process(_ENV_LP_THREADS, "0")
     if not os.environ.get(_ENV_MESA_CACHE):
         mesa_cache = cache_root() / "mesa-shader-cache"
         mesa_cache.mkdir(parents=True, exist_ok=True)
-        os.environ[_ENV_MESA_CACHE] = str(mesa_cache)
+        set_in_process(_ENV_MESA_CACHE, str(mesa_cache))
 
 
 #: The ``vulkan`` module once imported (with the environment set): every later device of the
