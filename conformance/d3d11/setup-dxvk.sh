@@ -55,15 +55,15 @@ trap 'rm -rf "$work"' EXIT
 
 log "apt-get download $PKG (suite $SUITE, private apt state)"
 private_apt "$work" deb "$SUITE"
-mkdir -p "$work/dl" "$work/root" "$work/out"
+mkdir -p "$work/dl" "$work/unpacked" "$work/out"
 (cd "$work/dl" && apt-get "${APT_OPTS[@]}" -qq download "$PKG") \
     || die "apt-get download $PKG from $SUITE failed (see the fallback in $0 --help)"
 deb="$(find "$work/dl" -name "${PKG}_*.deb" -print -quit)"
 [ -n "$deb" ] || die "apt-get download left no $PKG package"
 version="$(dpkg-deb -f "$deb" Version)"
-dpkg-deb -x "$deb" "$work/root"
+dpkg-deb -x "$deb" "$work/unpacked"
 for dll in d3d11 dxgi; do
-    src="$work/root/$DLL_DIR/$dll.dll.so"
+    src="$work/unpacked/$DLL_DIR/$dll.dll.so"
     [ -f "$src" ] || die "$PKG $version has no $DLL_DIR/$dll.dll.so"
     [ "$(head -c 2 "$src")" = "MZ" ] || die "$DLL_DIR/$dll.dll.so of $PKG $version is not a PE DLL"
     cp "$src" "$work/out/$dll.dll"
