@@ -461,8 +461,6 @@ def _merge(state: ExpectedState, plan: StepPlan, runs: Sequence[Sequence[Executi
         if name not in plan.written_resources and name not in plan.written_counters:
             continue
         before_res = state.resources[name]
-        first = results[0][0]
-        assert first is not None
         if before_res is None:
             continue  # undefined before; a write of some words leaves the rest undefined
         words = list(before_res.words)
