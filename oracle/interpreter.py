@@ -391,8 +391,8 @@ def run_step(instruction: Instruction, program: Program, state: ExpectedState,
         combos *= len(choice.values)
     if read is None or combos > FANOUT or (opaque and not _passes_through(
             instruction, state, shapes, spec, choices, opaque)):
-        return _widen(state, plan, shapes), Step(index, instruction.name, instruction.line,
-                                                 (), (), 0, True)
+        widened = _widen(state, plan, shapes, model.shared_memory_files)
+        return widened, Step(index, instruction.name, instruction.line, (), (), 0, True)
     tracked = _tracked(state, plan) + opaque
     placeholders = ((_PLACEHOLDER_A, _PLACEHOLDER_B) if tracked else (_PLACEHOLDER_A,))
     runs: list[list[Execution]] = []
@@ -484,7 +484,8 @@ def _state(execution: Execution) -> ExpectedState:
     return execution.state
 
 
-def _widen(state: ExpectedState, plan: StepPlan, shapes: Mapping[str, Resource]
+def _widen(state: ExpectedState, plan: StepPlan, shapes: Mapping[str, Resource],
+           shared_files: frozenset[str]
            ) -> ExpectedState:
     """Everything the step may write becomes anything."""
     registers = dict(state.registers)
@@ -502,7 +503,7 @@ def _widen(state: ExpectedState, plan: StepPlan, shapes: Mapping[str, Resource]
         resources[name] = None
     if plan.widens_shared:
         for name in shapes:
-            if name.rstrip("0123456789") == "g":
+            if name.rstrip("0123456789") in shared_files:
                 resources[name] = None
     for name in plan.written_counters:
         res = resources.get(name)
