@@ -122,7 +122,8 @@ def oracle_execution(vector: Vector, state: MachineState) -> Execution:
         broken = plan.verdicts[key] = rejection(plan.program, vector.target, vector.runtime,
                                                 formats)
     if broken is not None:
-        return Execution(("rejected",), (), None, rule=broken[0], reason=broken[1])
+        return Execution((plan.spec.model.rejected_outcome,), (), None, rule=broken[0],
+                         reason=broken[1])
     if not plan.runnable:  # an instruction the interpreter cannot run: the executor says so
         return execute(plan.program, state, vector.target, vector.runtime)
     checked = (_shape(state), vector.target)

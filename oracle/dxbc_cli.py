@@ -29,12 +29,12 @@ from sm5.oracle.fileio import atomic_write_bytes, atomic_write_text
 from sm5.oracle.harness import build_harness, harness_to_json
 from sm5.oracle.jsonl import read_lines
 from sm5.oracle.options import writable_folder
+from sm5.oracle.spec import load_default
 from sm5.oracle.state import state_from_json
 
 INDEX_FORMAT = "sm5-dxbc/1"
 INDEX_NAME = "index.json"
 SUFFIX = ".dxbc"
-REJECTED = ["rejected"]
 _ID = re.compile(r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
 
 
@@ -94,6 +94,7 @@ def export(paths: list[Path], out: Path, only: Collection[str] | None = None
     vectors: dict[str, Any] = {}
     not_expressible: dict[str, str] = {}
     rejected = 0
+    rejected_outcome = load_default().model.rejected_outcome
     names: dict[str, str] = {}
     for path in _files(paths):
         for entry in _entries(path):
@@ -110,7 +111,7 @@ def export(paths: list[Path], out: Path, only: Collection[str] | None = None
             outcomes = expect.get("outcomes")
             if not isinstance(outcomes, list) or not all(isinstance(o, str) for o in outcomes):
                 raise StateError("field outcomes: expected a list of strings", where=where)
-            if expect.get("outcomes") == REJECTED:
+            if outcomes == [rejected_outcome]:
                 rejected += 1
                 continue
             lines = _field(doc, "program", list, where)

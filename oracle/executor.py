@@ -21,7 +21,8 @@ def execute(program: Program, state: MachineState, target: str = "cs_5_0",
     check_instructions(program, spec)
     rule = first_violation(program, target, runtime, state, spec)
     if rule is not None:
-        return Execution(("rejected",), (), None, rule=rule.id, reason=rule.text)
+        return Execution((spec.model.rejected_outcome,), (), None, rule=rule.id,
+                         reason=rule.text)
     check_state(program, state, spec, spec.model.target(target).stage)
     return run_program(program, state, spec)
 

@@ -110,7 +110,7 @@ def _run_adopted(name: str, *, work: int, timeout_ms: int | None) -> list[Theore
 def run_instruction(spec: Spec, name: str, *, work: int = DEFAULT_WORK,
                     timeout_ms: int | None = None) -> list[TheoremResult]:
     instruction = spec.instruction(name)
-    ctx = build_context(instruction, spec.model.limits)
+    ctx = build_context(instruction, spec.model)
     results: list[TheoremResult] = []
 
     def run(kind: str, subject: str, body: Callable[[Budget], Found]) -> None:
@@ -123,7 +123,7 @@ def run_instruction(spec: Spec, name: str, *, work: int = DEFAULT_WORK,
     run("outcomes", "", partial(outcome_consistency, ctx))
     for group in bounds_groups(ctx):
         for clause in group.clauses:
-            if "defined" in clause.outcomes:
+            if ctx.defines(clause):
                 run("in_bounds", clause.id, partial(in_bounds, ctx, clause))
     for group_id, queries in _wrap_plan(ctx, Budget(work, timeout_ms)):
         for kind in WRAP_KINDS:

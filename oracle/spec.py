@@ -164,6 +164,34 @@ class Model:
                          if (effect is None or o.effect == effect)
                          and (scopes is None or o.scope in scopes))
 
+    def outcome_with(self, *, effect: str, scopes: tuple[str, ...] | None = None) -> str:
+        """The first outcome, in vocabulary order, with that effect (and in one of those
+        scopes): the one a module means when it asks for "the exact outcome" or "the rejected
+        outcome" without naming it."""
+        for o in self.outcomes:
+            if o.effect == effect and (scopes is None or o.scope in scopes):
+                return o.name
+        raise SpecError(f"the outcome vocabulary has no outcome with effect {effect!r}"
+                        + (f" in scope {', '.join(scopes)}" if scopes else ""),
+                        where="model.yaml: outcomes")
+
+    @cached_property
+    def plain_outcome(self) -> str:
+        """The first exact outcome of the whole instruction: what a clause that changes
+        nothing about the expected state names (``defined`` in today's vocabulary)."""
+        return self.outcome_with(effect="exact", scopes=("instruction",))
+
+    @cached_property
+    def rejected_outcome(self) -> str:
+        """The outcome of an illegal instance (a must-reject vector's only outcome)."""
+        return self.outcome_with(effect="rejected")
+
+    @cached_property
+    def memory_outcomes(self) -> frozenset[str]:
+        """The outcomes whose effect is on memory rather than on registers: the accessed
+        memory left unchanged, the accessed resource or all shared memory undefined."""
+        return self.outcomes_where(scopes=("memory", "resource", "shared_memory"))
+
     @cached_property
     def targets(self) -> tuple[Target, ...]:
         """Every (stage, model) pair the model allows, named like ``cs_5_0`` (derived once)."""
@@ -687,7 +715,7 @@ def _src(doc: Mapping[str, str]) -> SourceRef:
 
 
 def _build_model(doc: Mapping[str, Any]) -> Model:
-    return Model(
+    model = Model(
         spec_version=doc["spec_version"],
         sources={k: SourceDoc(k, v["title"], v["kind"], v.get("file"))
                  for k, v in doc["sources"].items()},
@@ -718,6 +746,9 @@ def _build_model(doc: Mapping[str, Any]) -> Model:
                                               a["json"], a["check"])
                     for a in doc["acceptance"]},
     )
+    # The queries other modules make of the vocabulary answer now, or the model is refused.
+    _ = model.plain_outcome, model.rejected_outcome
+    return model
 
 
 def _rule(text: str, where: str, known: frozenset[str] | None,

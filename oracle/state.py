@@ -145,7 +145,8 @@ class Execution:
 
     @property
     def rejected(self) -> bool:
-        return self.outcomes == ("rejected",)
+        # Only a rejected instance names the rule it breaks (and has no final state).
+        return self.rule is not None and self.state is None
 
 
 # ----------------------------------------------------------------------------------------------

@@ -147,7 +147,7 @@ def outcome_grid(spec: Spec, index: VectorIndex) -> Grid:
     for ins in instructions_of(spec):
         possible = {o for c in ins.clauses for o in c.outcomes}
         if ins.rules:
-            possible.add("rejected")
+            possible.add(spec.model.rejected_outcome)
         cells = []
         for outcome in spec.model.outcome_names:
             count = index.outcomes.get((ins.name, outcome), 0)

@@ -97,7 +97,7 @@ def _clause_outcomes(spec: Spec, clause_id: str) -> tuple[str, ...]:
 
 def expect_json(execution: Execution, spec: Spec) -> dict[str, Any]:
     if execution.rejected:
-        return {"outcomes": ["rejected"], "rule": execution.rule}
+        return {"outcomes": [spec.model.rejected_outcome], "rule": execution.rule}
     assert execution.state is not None
     doc: dict[str, Any] = {"outcomes": list(execution.outcomes),
                            "state": expected_to_json(execution.state)}

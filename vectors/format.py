@@ -99,8 +99,8 @@ class Vector:
 
     @property
     def rejected(self) -> bool:
-        outcomes = self.expect.get("outcomes", ())
-        return len(outcomes) == 1 and outcomes[0] == "rejected"
+        # Only a must-reject vector names the rule its instance breaks (read at load).
+        return "rule" in self.expect
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -185,10 +185,10 @@ def _check_expect(expect: Any, where: str) -> None:
     outcomes = _strings(expect, "outcomes", where + ": expect")
     if not outcomes:
         raise VectorError("field expect.outcomes: expected a non-empty list", where=where)
-    if list(outcomes) == ["rejected"]:
-        if not isinstance(expect.get("rule"), str):
-            raise VectorError("field expect.rule: a rejected vector names its rule",
-                              where=where)
+    if "rule" in expect:
+        if not isinstance(expect["rule"], str) or len(outcomes) != 1:
+            raise VectorError("field expect.rule: a rejected vector names its rule (a string) "
+                              "and has one outcome", where=where)
         return
     allowed_by = expect.get("allowed_by", {})
     if not isinstance(allowed_by, dict) or not all(

@@ -141,7 +141,8 @@ class Pool:
 
 def _defined_only(spec: Spec, name: str) -> Callable[[Point], bool]:
     ins = spec.instruction(name)
-    return lambda p: all(set(ins.clause(c).outcomes) <= {"defined"} for c in p.clauses)
+    plain = {spec.model.plain_outcome}
+    return lambda p: all(set(ins.clause(c).outcomes) <= plain for c in p.clauses)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -43,16 +43,16 @@ from sm5.conformance.d3d11.process import DEFAULT_TIMEOUT_S, RunnerFailed, Runne
 from sm5.conformance.d3d11.stream import Record, record_or_result, result_of
 from sm5.conformance.guards import request_state
 from sm5.conformance.interface import Result
+from sm5.conformance.isolation import names_shared_memory, voids_shared_memory
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.executor import execute
+from sm5.oracle.spec import load_default
 from sm5.vectors.format import Vector
 
 NAME = "d3d11"
 EXPECTATIONS_FILE = Path(__file__).with_name("expectations.yaml")
 CAPABILITIES: frozenset[str] = frozenset({"executes"})
-#: The outcome after which the driver may have touched memory outside a g# array.
-ISOLATED_OUTCOME = "tgsm_undefined"
 #: A quarantined vector may hang (huge g# indices): a shorter wait than the main process's.
 ISOLATED_TIMEOUT_S = 20.0
 #: A vector of the main process that times out is tried once more in a fresh runner process,
@@ -73,14 +73,14 @@ def needs_isolation(vector: Vector) -> bool:
         state = request_state(vector)
     except Sm5Error:
         return True
-    if not any(name.startswith("g") for name in state.resources) and not any(
-            op.file == "g" for ins in program.instructions for op in ins.operands):
+    model = load_default().model
+    if not names_shared_memory(program, state, model):
         return False
     try:
         execution = execute(program, state, target=vector.target, runtime=vector.runtime)
     except Sm5Error:
         return True
-    return execution.rejected or ISOLATED_OUTCOME in execution.outcomes
+    return voids_shared_memory(execution, model)
 
 
 def implementation_name(renderer: str, warp: bool) -> str:

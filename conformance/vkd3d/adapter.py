@@ -48,6 +48,11 @@ from typing import get_args
 
 from sm5.conformance.guards import GUARD_KEY, request_state
 from sm5.conformance.interface import Result
+from sm5.conformance.isolation import (
+    accesses_shared_memory,
+    names_shared_memory,
+    voids_shared_memory,
+)
 from sm5.conformance.vkd3d.child import DEFAULT_TIMEOUT_S, ChildFailed, IsolatedRunner, Job
 from sm5.conformance.vkd3d.shader import (
     SpirvError,
@@ -87,8 +92,6 @@ NAME = "vkd3d"
 EXPECTATIONS_FILE = Path(__file__).with_name("expectations.yaml")
 CAPABILITIES: frozenset[str] = frozenset({"executes"})
 
-#: The outcome after which lavapipe may have touched memory outside a g# array.
-ISOLATED_OUTCOME = "tgsm_undefined"
 #: vkd3d's message for an opcode its DXBC reader does not know.
 UNKNOWN_OPCODE = "Unrecognized opcode"
 #: Raw and structured UAVs are R32_UINT buffer views in vkd3d's translation.
@@ -179,23 +182,18 @@ def needs_isolation(program: Program, state: MachineState, target: str, runtime:
     Instances the oracle cannot classify (it refuses the state or rejects the instance) are
     isolated too: when in doubt, a crash must not take the run down.
     """
-    if not any(name.startswith("g") for name in state.resources) and not any(
-        op.file == "g" for ins in program.instructions for op in ins.operands
-    ):
+    model = load_default().model
+    if not names_shared_memory(program, state, model):
         return False
     try:
         execution = execute(program, state, target=target, runtime=runtime)
     except Sm5Error:
         return True
-    if execution.rejected or ISOLATED_OUTCOME in execution.outcomes:
-        return True
     # A read outside a g# leaves only its result undefined, but lavapipe reads outside the
-    # workgroup array all the same: any g# access the oracle does not call exact is isolated.
-    spec = load_default()
-    touches_shared = any(op.file in spec.model.shared_memory_files
-                         for ins in program.instructions if ins.name in spec.instructions
-                         for op in ins.operands)
-    return touches_shared and execution.outcomes != ("defined",)
+    # workgroup array all the same: any instance the oracle does not call plainly exact is
+    # isolated too.
+    return voids_shared_memory(execution, model) or (
+        accesses_shared_memory(program, model) and execution.outcomes != (model.plain_outcome,))
 
 
 def _guard_reach(guard: Mapping[str, Sequence[int]] | None) -> int:

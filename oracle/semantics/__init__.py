@@ -63,9 +63,7 @@ def run_instruction(instruction: Instruction, program: Program, state: MachineSt
     if not lanes:
         # Every destination is the null register: nothing is evaluated or written, and the
         # final state is exactly the initial one (the vocabulary's first exact outcome).
-        exact = model.outcomes_where(effect="exact", scopes=("instruction",))
-        execution = replace(execution, outcomes=tuple(
-            name for name in model.outcome_names if name in exact)[:1])
+        execution = replace(execution, outcomes=(model.plain_outcome,))
     return execution
 
 

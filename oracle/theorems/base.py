@@ -17,14 +17,13 @@ import z3
 
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.rules import Rule, Value, parse_rule
-from sm5.oracle.spec import Clause, Group, InstructionSpec
+from sm5.oracle.spec import Clause, Group, InstructionSpec, Model
 from sm5.oracle.z3rules import Encoding, Symbols, symbols, translate
 
 Status = Literal["proved", "counterexample-as-expected", "failed", "timeout"]
 STATUSES: tuple[Status, ...] = ("proved", "counterexample-as-expected", "failed", "timeout")
 
 #: Outcomes that change or void memory. ``defined`` must never fire together with one of them.
-MEMORY_OUTCOMES = frozenset({"no_write", "resource_undefined", "tgsm_undefined"})
 
 # The resource-shape vocabulary: the memory theorems read a resource's shape from semantic
 # inputs with these names (the instruction files share them).
@@ -178,8 +177,20 @@ class Context:
     when: dict[str, Any]
     active: dict[str, Any]
     firing: dict[str, Any]
-    limits: Mapping[str, int] = field(default_factory=dict)
+    model: Model
     models: list[dict[str, Value]] = field(default_factory=list)
+
+    @property
+    def limits(self) -> Mapping[str, int]:
+        return self.model.limits
+
+    def defines(self, clause: Clause) -> bool:
+        """The clause names the vocabulary's plain exact outcome (the access performed)."""
+        return self.model.plain_outcome in clause.outcomes
+
+    def voids_memory(self, clause: Clause) -> bool:
+        """The clause names an outcome whose effect is on memory (skipped or undefined)."""
+        return not self.model.memory_outcomes.isdisjoint(clause.outcomes)
 
     @property
     def encoding(self) -> Encoding:
@@ -209,7 +220,7 @@ class Context:
         return any(i.name == name for i in self.spec.semantics.inputs)
 
 
-def build_context(spec: InstructionSpec, limits: Mapping[str, int] | None = None, *,
+def build_context(spec: InstructionSpec, model: Model, *,
                   encoding: Encoding | None = None) -> Context:
     semantics = spec.semantics
     syms = symbols(semantics, encoding=encoding, abstract=True)
@@ -249,7 +260,7 @@ def build_context(spec: InstructionSpec, limits: Mapping[str, int] | None = None
         group_active(g)
         for c in g.clauses:
             firing[c.id] = z3.And(active[g.id], when[c.id])
-    return Context(spec, syms, base, when, active, firing, dict(limits or {}))
+    return Context(spec, syms, base, when, active, firing, model)
 
 
 def objective_order(ctx: Context) -> list[str]:

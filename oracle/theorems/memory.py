@@ -37,7 +37,6 @@ from sm5.oracle.theorems.base import (
     COMPONENTS,
     COUNT,
     KIND,
-    MEMORY_OUTCOMES,
     SIZE,
     STRIDE,
     Budget,
@@ -67,8 +66,8 @@ def bounds_groups(ctx: Context) -> tuple[Group, ...]:
     if ctx.spec.semantics.address is None:
         return ()
     return tuple(g for g in ctx.spec.semantics.groups
-                 if any("defined" in c.outcomes for c in g.clauses)
-                 and any(MEMORY_OUTCOMES.intersection(c.outcomes) for c in g.clauses))
+                 if any(ctx.defines(c) for c in g.clauses)
+                 and any(ctx.voids_memory(c) for c in g.clauses))
 
 
 def resource_kinds(ctx: Context, region: Any, budget: Budget) -> tuple[str, ...]:
@@ -235,9 +234,14 @@ def wrap_queries(ctx: Context, group: Group, budget: Budget) -> dict[str, WrapQu
     addr, comps = f"({address_rule.text})", components(ctx)
     offset = struct_offset(ctx, address_rule, index, region, budget)
     total = f"{STRIDE} * {COUNT}"
-    skipped = tuple(c for c in group.clauses if {"no_write", "tgsm_undefined"} & set(c.outcomes))
-    voided = tuple(c for c in group.clauses
-                   if {"resource_undefined", "tgsm_undefined"} & set(c.outcomes))
+    model = ctx.model
+    # A naive wrap would write where these clauses leave memory unchanged (or all shared
+    # memory undefined), and read where they leave the resource or shared memory undefined.
+    skips = (model.outcomes_where(effect="unchanged", scopes=("memory",))
+             | model.outcomes_where(effect="undefined", scopes=("shared_memory",)))
+    voids = model.outcomes_where(effect="undefined", scopes=("resource", "shared_memory"))
+    skipped = tuple(c for c in group.clauses if not skips.isdisjoint(c.outcomes))
+    voided = tuple(c for c in group.clauses if not voids.isdisjoint(c.outcomes))
 
     def rule(text: str) -> Rule:
         return ctx.rule(text, f"naive wrap in {group.id}")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import z3
 
 from sm5.oracle.theorems.base import (
-    MEMORY_OUTCOMES,
     Budget,
     Context,
     Found,
@@ -22,15 +21,16 @@ from sm5.oracle.theorems.base import (
 
 def outcome_consistency(ctx: Context, budget: Budget) -> Found:
     clauses = ctx.spec.clauses
-    mixed = [c.id for c in clauses if "defined" in c.outcomes and len(set(c.outcomes)) > 1]
+    plain = ctx.model.plain_outcome
+    mixed = [c.id for c in clauses if ctx.defines(c) and len(set(c.outcomes)) > 1]
     if mixed:
-        return Found("failed", "clauses list defined together with another outcome: "
+        return Found("failed", f"clauses list {plain} together with another outcome: "
                      + ", ".join(mixed))
-    pairs = [(d, m) for d in clauses if "defined" in d.outcomes
-             for m in clauses if MEMORY_OUTCOMES.intersection(m.outcomes) and m.group != d.group]
+    pairs = [(d, m) for d in clauses if ctx.defines(d)
+             for m in clauses if ctx.voids_memory(m) and m.group != d.group]
     if not pairs:
-        return Found("proved", "no clause lists defined with another outcome; no group pairs "
-                     "defined with a memory outcome")
+        return Found("proved", f"no clause lists {plain} with another outcome; no group pairs "
+                     f"{plain} with a memory outcome")
     solver = new_solver()
     together = [z3.And(ctx.firing[d.id], ctx.firing[m.id]) for d, m in pairs]
     if budget.check(solver, z3.Or(*together)):
@@ -38,9 +38,9 @@ def outcome_consistency(ctx: Context, budget: Budget) -> Found:
             if budget.check(solver, both):
                 model = small_witness(ctx, budget, [both])
                 assert model is not None
-                return Found("failed", f"{d.id} (defined) and {m.id} "
+                return Found("failed", f"{d.id} ({plain}) and {m.id} "
                              f"({', '.join(m.outcomes)}) fire together at {show(model)}",
                              (model,), ((d.id, m.id),))
-    return Found("proved", f"no clause mixes defined with another outcome; {len(pairs)} pairs "
-                 "of a defined clause and a memory-voiding clause of another group never fire "
+    return Found("proved", f"no clause mixes {plain} with another outcome; {len(pairs)} pairs "
+                 f"of a {plain} clause and a memory-voiding clause of another group never fire "
                  "together")
