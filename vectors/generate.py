@@ -29,6 +29,7 @@ from sm5.vectors.build import to_vector
 from sm5.vectors.flags import notes_for
 from sm5.vectors.format import FORMAT, PROGRAM_FORMAT, Header, canonical
 from sm5.vectors.instances import Case
+from sm5.vectors.ledger import LEDGERED, IdLedger, read_ledger
 from sm5.vectors.points import LEVEL_BUDGETS, Budget, Explorer, check_coverage
 from sm5.vectors.programs import program_subjects, program_vectors
 from sm5.vectors.sections import (
@@ -168,6 +169,8 @@ def run_unit(spec: Spec, unit: Unit, slot: int, plan: Plan, seed: int, folder: P
     numbers: Counter[str] = Counter()
     if unit.part > 0:
         numbers["random"] = unit.random_offset
+    ledger = read_ledger(GOLDEN / f"{name}.jsonl", name) if _is_default(spec) else IdLedger()
+    count = 0
     outcomes: Counter[str] = Counter()
     fired: set[str] = set()
     rules: set[str] = set()
@@ -177,11 +180,15 @@ def run_unit(spec: Spec, unit: Unit, slot: int, plan: Plan, seed: int, folder: P
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
             for section, case in cases:
                 vector = to_vector(case, f"{name}/{section}/{numbers[section]:04d}", spec)
+                doc = vector.to_json()
+                if section in LEDGERED:
+                    doc["id"] = f"{name}/{section}/{ledger.number(section, vector.reason):04d}"
                 numbers[section] += 1
+                count += 1
                 (rules if vector.rejected else fired).update(vector.clauses)
                 outcomes.update(vector.expect.get("outcomes", ()))
                 flags.update(vector.flags)
-                out.write(canonical(vector.to_json()) + "\n")
+                out.write(canonical(doc) + "\n")
                 if _COUNTERS is not None:
                     _COUNTERS[slot] += 1
         if unit.part == 0:
@@ -193,8 +200,7 @@ def run_unit(spec: Spec, unit: Unit, slot: int, plan: Plan, seed: int, folder: P
     except BaseException:
         Path(part).unlink(missing_ok=True)
         raise
-    return UnitResult(unit, part, sum(numbers.values()) - (unit.random_offset if unit.part else 0),
-                      dict(outcomes), frozenset(rules), frozenset(flags))
+    return UnitResult(unit, part, count, dict(outcomes), frozenset(rules), frozenset(flags))
 
 
 def _program_unit(spec: Spec, unit: Unit, slot: int, folder: Path) -> UnitResult:
@@ -221,6 +227,11 @@ def _program_unit(spec: Spec, unit: Unit, slot: int, folder: Path) -> UnitResult
 def _unit_job(spec_root: str, unit: Unit, slot: int, plan: Plan, seed: int, folder: str
               ) -> UnitResult:
     return run_unit(spec_at(spec_root), unit, slot, plan, seed, Path(folder))
+
+
+def _is_default(spec: Spec) -> bool:
+    """The spec of this package: its golden files are the id ledger (another spec has none)."""
+    return Path(spec.root).resolve() == default_root().resolve()
 
 
 def spec_at(root: str) -> Spec:

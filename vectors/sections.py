@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -323,9 +324,13 @@ def cell_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator[Case]:
 
 def reject_cases(spec: Spec, name: str, seed: int) -> Iterator[Case]:
     """Illegal instances only (a candidate the checker accepts is skipped)."""
-    ch = section_rng(seed, name, "reject")
+    seen: Counter[str] = Counter()
     for shape, note in _reject_shapes(spec, name):
         if violations(spec, shape):
+            # Values drawn per case (by its description), never from the section's sequence:
+            # a shape added by a new rule or register file changes no other case.
+            ch = section_rng(seed, name, f"reject:{note}:{seen[note]}")
+            seen[note] += 1
             yield assemble(spec, shape, ch, note=note)
 
 
