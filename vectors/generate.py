@@ -178,19 +178,25 @@ def run_unit(spec: Spec, unit: Unit, slot: int, plan: Plan, seed: int, folder: P
     fd, part = tempfile.mkstemp(dir=folder, prefix=f".{name}.part{unit.part}.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+            held: list[tuple[int, str]] = []  # a ledgered section, written in id order
             for section, case in cases:
                 vector = to_vector(case, f"{name}/{section}/{numbers[section]:04d}", spec)
                 doc = vector.to_json()
-                if section in LEDGERED:
-                    doc["id"] = f"{name}/{section}/{ledger.number(section, vector.reason):04d}"
+                if section not in LEDGERED:
+                    _flush(out, held)
+                    out.write(canonical(doc) + "\n")
+                else:
+                    number = ledger.number(section, vector.reason)
+                    doc["id"] = f"{name}/{section}/{number:04d}"
+                    held.append((number, canonical(doc)))
                 numbers[section] += 1
                 count += 1
                 (rules if vector.rejected else fired).update(vector.clauses)
                 outcomes.update(vector.expect.get("outcomes", ()))
                 flags.update(vector.flags)
-                out.write(canonical(doc) + "\n")
                 if _COUNTERS is not None:
                     _COUNTERS[slot] += 1
+            _flush(out, held)
         if unit.part == 0:
             check_coverage(spec.instruction(name), fired)
             missing = [r.id for r in spec.instruction(name).rules if r.id not in rules]
@@ -201,6 +207,14 @@ def run_unit(spec: Spec, unit: Unit, slot: int, plan: Plan, seed: int, folder: P
         Path(part).unlink(missing_ok=True)
         raise
     return UnitResult(unit, part, count, dict(outcomes), frozenset(rules), frozenset(flags))
+
+
+def _flush(out: Any, held: list[tuple[int, str]]) -> None:
+    """Write a ledgered section's vectors in id order: a case a new rule adds, numbered after
+    every other, goes to the end of its section."""
+    for _, line in sorted(held):
+        out.write(line + "\n")
+    held.clear()
 
 
 def _program_unit(spec: Spec, unit: Unit, slot: int, folder: Path) -> UnitResult:

@@ -326,7 +326,7 @@ def moves(spec: Spec, shape: Shape) -> Iterator[Move]:
     ins = spec.instruction(shape.instruction)
     runtime = spec.model.runtime(shape.runtime)
     target = spec.model.target(shape.target)
-    kept = tuple(f.name for f in spec.model.register_files if not f.discards)
+    kept = tuple(f.name for f in spec.model.register_files)
     for i, (op, slot) in enumerate(zip(ins.operands, shape.slots, strict=True)):
         for file in kept:
             if file != slot.file:
