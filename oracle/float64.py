@@ -93,6 +93,23 @@ def to_u32(a: int) -> int:
     return max(0, min(2**32 - 1, math.trunc(max(-1.0, min(2.0**33, x)))))
 
 
+def to_i32_nearest(a: int) -> int:
+    """:func:`to_i32` rounding to nearest even instead of truncating (a sibling's kernel)."""
+    x = value(a)
+    if math.isnan(x):
+        return 0
+    number = max(-(2**31), min(2**31 - 1, round(max(-(2.0**32), min(2.0**32, x)))))
+    return number & 0xFFFFFFFF
+
+
+def to_u32_nearest(a: int) -> int:
+    """:func:`to_u32` rounding to nearest even instead of truncating (a sibling's kernel)."""
+    x = value(a)
+    if math.isnan(x):
+        return 0
+    return max(0, min(2**32 - 1, round(max(-1.0, min(2.0**33, x)))))
+
+
 def from_i32(w: int) -> int:
     """A 32-bit pattern read as a signed integer, as a double (exact)."""
     return bits_of(float(w - (1 << 32) if w & 0x80000000 else w))

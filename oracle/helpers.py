@@ -170,14 +170,17 @@ def _pattern(result: Any) -> Any:
     return Z.If(Z.fpIsNaN(result), Z.BitVecVal(float64.QUIET_NAN, 64), Z.fpToIEEEBV(result))
 
 
-def _to_int(word: Any, low: int, high: int, signed: bool) -> Any:
-    """Truncate toward zero after clamping to [low, high]; NaN gives 0 (double to integer)."""
+def _to_int(word: Any, low: int, high: int, signed: bool, nearest: bool = False) -> Any:
+    """Truncate toward zero (or round to nearest even) after clamping to [low, high]; NaN
+    gives 0 (double to integer). The guards keep the conversion inside the 32-bit range."""
     x = _fp(word)
-    top = Z.FPVal(float(high) + 1.0, Z.Float64())
+    top = Z.FPVal(float(high) + (0.5 if nearest else 1.0), Z.Float64())
     bottom = Z.FPVal(float(low), Z.Float64())
     convert = Z.fpToSBV if signed else Z.fpToUBV
-    below = Z.fpLEQ(x, bottom) if signed else Z.fpLT(x, Z.FPVal(1.0, Z.Float64()))
-    inside = convert(Z.RTZ(), x, Z.BitVecSort(32))
+    below = (Z.fpLEQ(x, bottom) if signed
+             else Z.fpLEQ(x, Z.FPVal(0.5, Z.Float64())) if nearest
+             else Z.fpLT(x, Z.FPVal(1.0, Z.Float64())))
+    inside = convert(Z.RNE() if nearest else Z.RTZ(), x, Z.BitVecSort(32))
     return Z.If(Z.fpIsNaN(x), Z.BitVecVal(0, 32),
                 Z.If(Z.fpGEQ(x, top), Z.BitVecVal(high & 0xFFFFFFFF, 32),
                      Z.If(below, Z.BitVecVal(low & 0xFFFFFFFF, 32), inside)))
@@ -233,6 +236,12 @@ def _float_helpers() -> list[Helper]:
         f64("f64_to_u32", 1, "p32", float64.to_u32,
             lambda a: _to_int(a, 0, 2**32 - 1, False),
             "to unsigned 32-bit: NaN is 0, clamped, truncated"),
+        f64("f64_to_i32_nearest", 1, "p32", float64.to_i32_nearest,
+            lambda a: _to_int(a, -(2**31), 2**31 - 1, True, nearest=True),
+            "to signed 32-bit: NaN is 0, clamped, rounded to nearest even"),
+        f64("f64_to_u32_nearest", 1, "p32", float64.to_u32_nearest,
+            lambda a: _to_int(a, 0, 2**32 - 1, False, nearest=True),
+            "to unsigned 32-bit: NaN is 0, clamped, rounded to nearest even"),
         Helper("f64_from_i32", ("p32",), "p64", float64.from_i32,
                lambda w: Z.fpToIEEEBV(Z.fpSignedToFP(Z.RNE(), w, Z.Float64())), ((),),
                "a 32-bit pattern read as signed, as a double (exact)"),

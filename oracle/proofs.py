@@ -60,6 +60,7 @@ from sm5.oracle.theorems.memory import (
 )
 from sm5.oracle.theorems.outcomes import outcome_consistency
 from sm5.oracle.theorems.partition import partition
+from sm5.oracle.theorems.siblings import sibling_differs
 from sm5.oracle.theorems.welldefined import well_defined
 from sm5.oracle.theorems.words import word_results, word_targets
 
@@ -133,6 +134,8 @@ def run_instruction(spec: Spec, name: str, *, work: int = DEFAULT_WORK,
                 run(kind, group_id, partial(naive_wrap, ctx, ctx.group(group_id), queries[kind]))
     if word_targets(ctx):
         run("word_results", "", partial(word_results, ctx))
+    for sibling in instruction.siblings:
+        run("sibling", sibling.id, partial(sibling_differs, instruction, sibling, spec.model))
     run("availability", "", lambda b: availability(instruction, spec.model))
     models = list(ctx.models)
     run("agreement", "", lambda b: agreement(ctx, b, models))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
@@ -20,6 +20,7 @@ from sm5.oracle.errors import RuleError, SpecError
 from sm5.oracle.forms import check_forms
 from sm5.oracle.helpers import WORD_TYPES
 from sm5.oracle.rules import Rule, parse_rule
+from sm5.oracle.siblings import Sibling, build_siblings
 from sm5.oracle.spec_expand import apply_template, expand_memory, prefix_ids
 from sm5.oracle.yamlio import load_yaml, validate
 
@@ -520,6 +521,8 @@ class InstructionSpec:
     path: str = field(compare=False)
     #: Suffix flags in their canonical (written) order.
     flags: tuple[FlagSpec, ...] = ()
+    #: The kernels an implementation could compute instead (sm5.oracle.siblings).
+    siblings: tuple[Sibling, ...] = field(default=(), compare=False)
 
     @property
     def flag_names(self) -> tuple[str, ...]:
@@ -649,6 +652,8 @@ def load_spec(root: Path) -> Spec:
     for path in paths:
         doc = _expanded(path, shared, kinds)
         instruction = _build_instruction(doc, path, model)
+        instruction = replace(instruction, siblings=build_siblings(doc, path, model,
+                                                                   _build_instruction))
         if instruction.name != path.stem:
             raise SpecError(f"field name: {instruction.name!r} differs from the file name "
                             f"{path.stem!r}", where=str(path))

@@ -70,6 +70,16 @@ def forms_table(spec: Spec) -> list[str]:
     return rows
 
 
+def siblings_table(spec: Spec) -> list[str]:
+    """Every sibling: the kernel an implementation could compute instead, and what it replaces."""
+    rows = ["| instruction | sibling | what it computes instead | replaces |", "|---|---|---|---|"]
+    for name, ins in sorted(spec.instructions.items()):
+        for s in ins.siblings:
+            replaced = ", ".join(f"`{k}` by `{_cell(v)}`" for k, v in s.replace.items())
+            rows.append(f"| `{name}` | `{s.id}` | {_cell(s.text)} | {replaced} |")
+    return rows
+
+
 def mutants_table(spec: Spec) -> list[str]:
     """Every bundled mutant with the first line of its docstring (the bug it models)."""
     from sm5.conformance.mutants import MUTANTS
@@ -176,6 +186,7 @@ TABLES: dict[str, Callable[[Spec], list[str]]] = {
     "outcomes": outcomes_table,
     "forms": forms_table,
     "mutants": mutants_table,
+    "siblings": siblings_table,
     "vkd3d": vkd3d_table,
     "dxvk": dxvk_table,
 }
@@ -187,6 +198,7 @@ FILES: dict[str, str] = {
     "outcomes": "docs/spec/rules.md",
     "forms": "docs/spec/rules.md",
     "mutants": "docs/testing/mutants.md",
+    "siblings": "docs/spec/format.md",
     "vkd3d": "docs/implementations/vkd3d.md",
     "dxvk": "docs/implementations/dxvk.md",
 }

@@ -27,7 +27,7 @@ from sm5.oracle.fileio import atomic_write_text, publish
 from sm5.oracle.spec import Spec, default_root, load_default, load_spec
 from sm5.vectors.build import to_vector
 from sm5.vectors.flags import notes_for
-from sm5.vectors.format import FORMAT, PROGRAM_FORMAT, Header, canonical
+from sm5.vectors.format import FORMAT, PROGRAM_FORMAT, Header, Vector, canonical
 from sm5.vectors.instances import Case
 from sm5.vectors.ledger import LEDGERED, IdLedger, read_ledger
 from sm5.vectors.points import LEVEL_BUDGETS, Budget, Explorer, check_coverage
@@ -50,6 +50,7 @@ from sm5.vectors.shapes import (
     GenerationError,
     rule_ids,
 )
+from sm5.vectors.siblings import check_siblings
 
 GENERATOR = "sm5-vectors"
 #: Bumped whenever the generator's output changes for the same spec and seed.
@@ -179,8 +180,11 @@ def run_unit(spec: Spec, unit: Unit, slot: int, plan: Plan, seed: int, folder: P
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
             held: list[tuple[int, str]] = []  # a ledgered section, written in id order
+            made: list[Vector] = []  # the systematic part, for the sibling check
             for section, case in cases:
                 vector = to_vector(case, f"{name}/{section}/{numbers[section]:04d}", spec)
+                if unit.part == 0 and not vector.rejected:
+                    made.append(vector)
                 doc = vector.to_json()
                 if section not in LEDGERED:
                     _flush(out, held)
@@ -199,6 +203,7 @@ def run_unit(spec: Spec, unit: Unit, slot: int, plan: Plan, seed: int, folder: P
             _flush(out, held)
         if unit.part == 0:
             check_coverage(spec.instruction(name), fired)
+            check_siblings(spec, name, made)
             missing = [r.id for r in spec.instruction(name).rules if r.id not in rules]
             if missing:
                 raise GenerationError(f"{name}: no must-reject vector breaks "

@@ -1,7 +1,8 @@
-"""Stable ids for the sections whose cases follow the spec's rules and register files.
+"""Stable ids for the sections whose cases follow the spec's rules, register files and theorems.
 
 A must-reject vector exists for each illegal shape the spec allows one to build: a new rule or
-register file adds shapes in the middle of the section. Numbered in generation order, every id
+register file adds shapes in the middle of the section (and a new theorem or sibling adds
+witnesses among the others). Numbered in generation order, every id
 after the first new shape would move. Instead the checked-in golden file is the ledger: a case
 whose description (its ``reason``, which names the rules it breaks and the shape) is in the file
 keeps the number it has there, in order when several share a description, and a new case
@@ -19,8 +20,9 @@ from pathlib import Path
 
 from sm5.vectors.shapes import GenerationError
 
-#: The sections numbered through the ledger.
-LEDGERED = frozenset({"reject"})
+#: The sections numbered through the ledger: the must-reject cases (rules, register files) and
+#: the z3 witnesses (theorems, siblings).
+LEDGERED = frozenset({"reject", "witness"})
 
 
 @dataclass

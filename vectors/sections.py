@@ -459,7 +459,6 @@ def alias_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator[Case]:
 
 def witness_cases(spec: Spec, name: str, witnesses: Sequence[Witness], seed: int
                   ) -> Iterator[Case]:
-    ch = section_rng(seed, name, "witness")
     shape = default_shape(spec, name)
     sem = spec.instruction(name).semantics
     lanes = realizer(spec, name).points(shape)
@@ -467,9 +466,12 @@ def witness_cases(spec: Spec, name: str, witnesses: Sequence[Witness], seed: int
         point = Point(tuple((i.name, values[i.name]) for i in sem.inputs), frozenset(), ())
         provenance = {"theorems": list(theorems), "witness": dict(values),
                       "claims": [list(c) for c in claims]}
+        note = describe([point])
+        # Values drawn per witness (by its inputs): a new theorem's witness changes no other.
+        ch = section_rng(seed, name, f"witness:{note}")
         try:
             yield realize(spec, shape, envs([point] * lanes), ch, flags=("z3-witness",),
-                          note=describe([point]), provenance=provenance)
+                          note=note, provenance=provenance)
         except Unrealizable as exc:
             raise GenerationError(f"{name}: witness of {', '.join(theorems)} has no program: "
                                   f"{exc}") from None

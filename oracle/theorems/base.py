@@ -221,9 +221,9 @@ class Context:
 
 
 def build_context(spec: InstructionSpec, model: Model, *,
-                  encoding: Encoding | None = None) -> Context:
+                  encoding: Encoding | None = None, abstract: bool = True) -> Context:
     semantics = spec.semantics
-    syms = symbols(semantics, encoding=encoding, abstract=True)
+    syms = symbols(semantics, encoding=encoding, abstract=abstract)
     parts = [syms.ranges, syms.derived_condition]
     if semantics.assume is not None:
         assumed = translate(semantics.assume, syms)

@@ -1,0 +1,101 @@
+"""Does a vector tell an instruction from a sibling? The sibling's semantics runs on the vector's
+state through the interpreter (the spec with the instruction replaced by the sibling); the
+vector tells them apart when the sibling's final state is exact and some word of it lies
+outside the vector's acceptance sets. Generation fails when no vector of a file tells an
+instruction from one of its siblings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from sm5.oracle.asm import parse_vector_program
+from sm5.oracle.errors import Sm5Error
+from sm5.oracle.executor import execute
+from sm5.oracle.siblings import Sibling
+from sm5.oracle.spec import Spec
+from sm5.oracle.state import (
+    ExpectedState,
+    accepts,
+    expected_from_json,
+    register_accepts,
+    state_from_json,
+)
+from sm5.vectors.format import Vector
+from sm5.vectors.shapes import GenerationError
+
+
+def with_sibling(spec: Spec, name: str, sibling: Sibling) -> Spec:
+    """``spec`` with instruction ``name`` computing its sibling's kernel."""
+    return replace(spec, instructions={**spec.instructions, name: sibling.spec})
+
+
+def sibling_state(vector: Vector, variant: Spec) -> ExpectedState | None:
+    """The sibling's final state on the vector (None: rejected, refused or not exact)."""
+    if vector.rejected:
+        return None
+    try:
+        program = parse_vector_program(tuple(vector.program))
+        state = state_from_json(vector.state)
+        execution = execute(program, state, vector.target, vector.runtime, variant)
+    except Sm5Error:
+        return None
+    final = execution.state
+    if final is None or not all(isinstance(w, int) for ws in final.registers.values()
+                                for w in ws):
+        return None
+    for res in final.resources.values():
+        if res is None or not all(isinstance(w, int) for w in res.words):
+            return None
+    return final
+
+
+def outside(expected: ExpectedState, observed: ExpectedState) -> bool:
+    """Some exact word of ``observed`` lies outside ``expected``'s acceptance sets."""
+    for name, want in expected.registers.items():
+        got: Any = observed.registers.get(name)
+        if got is None or register_accepts(want, tuple(got)):
+            return True
+    for name, want_res in expected.resources.items():
+        got_res = observed.resources.get(name)
+        if want_res is None:
+            continue
+        if got_res is None:
+            return True
+        if any(not isinstance(g, int) or not accepts(w, g)
+               for w, g in zip(want_res.words, got_res.words, strict=True)):
+            return True
+        counter = got_res.counter
+        if want_res.has_counter and (not isinstance(counter, int)
+                                     or not accepts(want_res.counter, counter)):
+            return True
+    return False
+
+
+def tells_apart(vector: Vector, variant: Spec) -> bool:
+    final = sibling_state(vector, variant)
+    if final is None:
+        return False
+    return outside(expected_from_json(vector.expect["state"]), final)
+
+
+def check_siblings(spec: Spec, name: str, vectors: Iterable[Vector]) -> dict[str, str]:
+    """The id of a vector telling ``name`` from each of its siblings; raises when a sibling
+    stays indistinguishable on every vector."""
+    siblings = spec.instruction(name).siblings
+    if not siblings:
+        return {}
+    candidates = [v for v in vectors if not v.rejected]
+    # z3's witnesses first: they were found to tell this pair apart.
+    candidates.sort(key=lambda v: "z3-witness" not in v.flags)
+    found: dict[str, str] = {}
+    for sibling in siblings:
+        variant = with_sibling(spec, name, sibling)
+        hit = next((v.id for v in candidates if tells_apart(v, variant)), None)
+        if hit is None:
+            raise GenerationError(f"{name}: no vector tells it from its sibling {sibling.id} "
+                                  f"({sibling.text})")
+        found[sibling.id] = hit
+    return found
