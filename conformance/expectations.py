@@ -60,7 +60,9 @@ from sm5.conformance.vector_facts import (
     OperandFact,
     declared_types,
     id_parts,
+    known_siblings,
     operand_facts,
+    sibling_tells_apart,
 )
 from sm5.oracle.errors import Sm5Error, SpecError
 from sm5.oracle.program import subject_of
@@ -82,6 +84,8 @@ OPERAND_EXTENTS = ("empty", "nonempty")
 RESOURCE_KEYS = ("register", "file", "kind", "declared", "empty", "counter")
 #: Keys of ``match`` that hold forms (one mapping or a list of them).
 FORM_KEYS = ("operands", "resources")
+#: The key naming siblings the implementation computes instead (spec/instructions: siblings).
+COMPUTES_KEY = "computes"
 
 
 class ExpectationError(Sm5Error):
@@ -166,10 +170,13 @@ class Predicate:
     globs: tuple[tuple[str, tuple[str, ...]], ...] = ()
     operands: tuple[OperandForm, ...] = ()
     resources: tuple[ResourceForm, ...] = ()
+    #: Sibling ids of the vector's instruction: the vector is one an implementation computing
+    #: that sibling's kernel instead fails (sm5.vectors.siblings).
+    computes: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not self.globs and not self.operands and not self.resources
+        return not self.globs and not self.operands and not self.resources and not self.computes
 
     def holds(self, vector: Vector, values: Mapping[str, tuple[str, ...]] | None = None
               ) -> bool:
@@ -184,6 +191,8 @@ class Predicate:
             if not any(form.holds(name, res, declared) for form in self.resources
                        for name, res in vector.state.items()):
                 return False
+        if self.computes and not any(sibling_tells_apart(vector, s) for s in self.computes):
+            return False
         if self.operands:
             facts = operand_facts(tuple(vector.program), subject_of(vector.id))
             return any(form.holds(op, _extent(vector, op)) for form in self.operands
@@ -352,11 +361,11 @@ def _forms(doc: Mapping[Any, Any], key: str, label: str) -> list[Any]:
 
 
 def _predicate(doc: Any, label: str) -> Predicate:
-    keys = ", ".join((*GLOB_KEYS, *FORM_KEYS))
+    keys = ", ".join((*GLOB_KEYS, *FORM_KEYS, COMPUTES_KEY))
     if not isinstance(doc, dict) or not doc:
         raise ExpectationError(f"field match: expected a mapping with some of {keys}, got "
                                f"{doc!r}", where=label)
-    extra = sorted(set(map(str, doc)) - {*GLOB_KEYS, *FORM_KEYS})
+    extra = sorted(set(map(str, doc)) - {*GLOB_KEYS, *FORM_KEYS, COMPUTES_KEY})
     if extra:
         raise ExpectationError(f"field match: unknown key(s) {', '.join(extra)}; expected "
                                f"{keys}", where=label)
@@ -366,7 +375,15 @@ def _predicate(doc: Any, label: str) -> Predicate:
         if "operands" in doc else ()
     resources = tuple(_resource_form(item, label) for item in _forms(doc, "resources", label)) \
         if "resources" in doc else ()
-    return Predicate(globs, operands, resources)
+    computes = _strings(doc[COMPUTES_KEY], f"match.{COMPUTES_KEY}", label) \
+        if COMPUTES_KEY in doc else ()
+    known = known_siblings()
+    unknown = sorted(set(computes) - known)
+    if unknown:
+        raise ExpectationError(f"field match.{COMPUTES_KEY}: unknown sibling(s) "
+                               f"{', '.join(unknown)}; expected one of {', '.join(sorted(known))}",
+                               where=label)
+    return Predicate(globs, operands, resources, computes)
 
 
 def _label(number: int, where: str, item: Mapping[Any, Any]) -> str:

@@ -22,8 +22,10 @@ from functools import cache, lru_cache
 
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.program import subject_positions
+from sm5.oracle.program import subject_of, subject_positions
 from sm5.oracle.spec import InstructionSpec, load_default
+from sm5.vectors.format import Vector
+from sm5.vectors.siblings import tells_apart, with_sibling
 
 #: Semantic input types that hold one double (two 32-bit components).
 DOUBLE_INPUT_TYPES = frozenset({"u64", "f64"})
@@ -117,3 +119,23 @@ def declared_types(program: tuple[str, ...]) -> dict[str, str]:
             out[f"{decl.register.file}{decl.register.index}"] = decl.return_type[0]
     return out
 
+
+
+@cache
+def known_siblings() -> frozenset[str]:
+    """Every sibling id some instruction of the spec lists."""
+    return frozenset(s.id for ins in load_default().instructions.values() for s in ins.siblings)
+
+
+def sibling_tells_apart(vector: Vector, sibling_id: str) -> bool:
+    """An implementation computing the vector's instruction as its sibling ``sibling_id``
+    fails this vector (False where the instruction has no such sibling). Predicates test it
+    after their cheaper fields, so it runs the interpreter only on the vectors they name."""
+    spec = load_default()
+    instruction = spec.instructions.get(subject_of(vector.id))
+    if instruction is None:
+        return False
+    sibling = next((s for s in instruction.siblings if s.id == sibling_id), None)
+    if sibling is None:
+        return False
+    return tells_apart(vector, with_sibling(spec, instruction.name, sibling))

@@ -345,3 +345,28 @@ def test_check_expect_needs_an_expectations_file(
     assert main(["conform", "--impl", "oracle", "--vectors", str(cases),
                  "--check-expect"]) == 2
     assert "--check-expect and --show-matches need --expect FILE" in capsys.readouterr().err
+
+
+def test_computes_names_the_vectors_a_sibling_kernel_fails(tmp_path: Path) -> None:
+    from sm5.vectors.format import read_file
+
+    golden = Path(__file__).resolve().parents[1] / "vectors" / "golden" / "dfma.jsonl"
+    vectors = [v for v in read_file(golden)[1] if not v.rejected]
+    path = tmp_path / "e.yaml"
+    path.write_text("- name: not-fused\n  status: xfail\n  reason: two roundings\n"
+                    "  match: {instruction: [dfma], computes: [double_rounded]}\n",
+                    encoding="utf-8")
+    covered = [v.id for v in vectors if load_expectations(path).lookup(v) is not None]
+    # (1 + 2^-52)^2 - (1 + 2^-51): 2^-104 fused, 0 rounded twice (worked out by hand)
+    witness = next(v for v in vectors if v.state.get("r1", [])[:2] == [1, 0x3FF00000]
+                   and v.state.get("r3", [])[:2] == [2, 0xBFF00000])
+    assert witness.id in covered
+    assert 0 < len(covered) < len(vectors) // 10
+
+
+def test_computes_refuses_an_unknown_sibling(tmp_path: Path) -> None:
+    path = tmp_path / "e.yaml"
+    path.write_text("- status: xfail\n  reason: r\n  match: {computes: [no_such_kernel]}\n",
+                    encoding="utf-8")
+    with pytest.raises(ExpectationError, match=r"unknown sibling.*no_such_kernel"):
+        load_expectations(path)
