@@ -19,6 +19,7 @@ from sm5.oracle.asm import format_line
 from sm5.oracle.program import (
     COMPONENTS,
     IMMEDIATE_BITS,
+    NULL_FILE,
     Declaration,
     Instruction,
     Line,
@@ -211,6 +212,8 @@ def declarations(spec: Spec, shape: Shape) -> list[Declaration]:
 
 
 def operand_of(op_selection: str, slot: Slot, values: Sequence[int]) -> Operand:
+    if slot.file == NULL_FILE:  # the null register holds no components: nothing to select
+        return Operand(slot.file, None, (), "none", "", slot.neg, slot.abs)
     if slot.file in IMMEDIATE_BITS:
         return Operand(slot.file, None, tuple(values), op_selection, "")  # type: ignore[arg-type]
     return Operand(slot.file, slot.index, (), op_selection,  # type: ignore[arg-type]

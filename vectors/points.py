@@ -11,6 +11,7 @@ clause of the spec that no point fires stops generation.
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
@@ -169,6 +170,14 @@ class Explorer:
         self.dim_bounds = Boundaries(self.sem, with_assume=True)
         self._bases: dict[tuple[Value, ...], dict[str, Value]] = {}
         self._palettes: dict[tuple[Value, ...], list[tuple[dict[str, Value], frozenset[str]]]] = {}
+
+    def with_fresh_palettes(self) -> Explorer:
+        """This explorer (its memoized boundaries shared) with no dimension palette filled yet:
+        a random point then draws the same way whatever was drawn before, as hypothesis needs
+        to replay an example."""
+        fresh = copy.copy(self)
+        fresh._palettes = {}
+        return fresh
 
     # -- candidates ---------------------------------------------------------------------------
 

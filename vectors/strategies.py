@@ -136,7 +136,7 @@ def cases(name: str, spec: Spec | None = None) -> st.SearchStrategy[Case]:
     def legal(draw: st.DrawFn) -> Case:
         chooser = DrawChooser(draw)
         shape = draw(legal_instances(name, resolved))
-        explorer = _explorer(resolved, name)
+        explorer = _explorer(resolved, name).with_fresh_palettes()
         points: list[Point] = []
         while len(points) < realizer(resolved, name).points(shape):
             point = explorer.random_point(chooser)

@@ -15,8 +15,9 @@ import pkgutil
 
 from sm5.conformance.mutants.base import NaiveTranslator
 
-#: Modules of this package that are not mutants.
-_SUPPORT = frozenset({"base", "validator_helpers"})
+#: Modules of this package that are not mutants of their own (sibling_kernels makes one per
+#: sibling of the spec).
+_SUPPORT = frozenset({"base", "validator_helpers", "sibling_kernels"})
 
 
 def _discover() -> dict[str, type[NaiveTranslator]]:
@@ -34,5 +35,11 @@ def _discover() -> dict[str, type[NaiveTranslator]]:
     return dict(sorted(found.items()))
 
 
-#: Every mutant by name, in name order.
-MUTANTS: dict[str, type[NaiveTranslator]] = _discover()
+def _all() -> dict[str, type[NaiveTranslator]]:
+    from sm5.conformance.mutants.sibling_kernels import sibling_mutants
+
+    return dict(sorted({**_discover(), **sibling_mutants()}.items()))
+
+
+#: Every mutant by name, in name order: one per module, and one per sibling of the spec.
+MUTANTS: dict[str, type[NaiveTranslator]] = _all()
