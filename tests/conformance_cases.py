@@ -17,6 +17,7 @@ from sm5.oracle.state import expected_to_json, state_from_json
 from sm5.vectors.format import Header, Vector, write_file
 
 DOUBLES = "dcl_globalFlags enableDoublePrecisionFloatOps"
+DOUBLES_11_1 = "dcl_globalFlags enableDoublePrecisionFloatOps | enable11_1DoubleExtensions"
 ONE = 0x3FF00000          # high word of 1.0
 TWO = 0x40000000          # high word of 2.0
 QNAN_HI = 0x7FF80000
@@ -139,6 +140,34 @@ CASES: list[tuple[str, list[str], str, str, dict[str, Any]]] = [
      ["dmovc r0.xy, r1.xyzw, r2.xyzw, r3.xyzw"],
      "cs_5_0", "11.0", {"r0": [0, 0, 0, 0], "r1": [0, 0, 0, 0], "r2": [0, 0, 0, 0],
                         "r3": [0, 0, 0, 0]}),
+    # The spec's siblings (kernels an implementation could compute instead), one case each:
+    # 5 | 3 = 7 where 5 ^ 3 = 6; 1.75 truncates to 1 (nearest: 2), 2.75 to 2 (nearest: 3);
+    # (1 + 2^-52)^2 - (1 + 2^-51) is 2^-104 rounded once, 0 rounded twice; a helper
+    # invocation's compare-exchange with a matching word writes nothing (performed: 7).
+    ("atomic_or/sibling/overlapping_bits", ["dcl_uav_raw u0", "atomic_or u0, l(0), l(3)"],
+     "cs_5_0", "11.0", {"u0": {"kind": "raw", "data": [5, 6]}}),
+    ("imm_atomic_or/sibling/overlapping_bits",
+     ["dcl_uav_raw u0", "imm_atomic_or r0.x, u0, l(0), l(3)"],
+     "cs_5_0", "11.0", {"r0": [0, 0, 0, 0], "u0": {"kind": "raw", "data": [5, 6]}}),
+    ("atomic_xor/sibling/overlapping_bits", ["dcl_uav_raw u0", "atomic_xor u0, l(0), l(3)"],
+     "cs_5_0", "11.0", {"u0": {"kind": "raw", "data": [5, 6]}}),
+    ("imm_atomic_xor/sibling/overlapping_bits",
+     ["dcl_uav_raw u0", "imm_atomic_xor r0.x, u0, l(0), l(3)"],
+     "cs_5_0", "11.0", {"r0": [0, 0, 0, 0], "u0": {"kind": "raw", "data": [5, 6]}}),
+    ("dtoi/sibling/fraction_above_half", [DOUBLES_11_1, "dtoi r0.x, r1.xyxy"],
+     "cs_5_0", "11.1", {"r0": [0, 0, 0, 0], "r1": [0, 0x3FFC0000, 0, 0]}),
+    ("dtou/sibling/fraction_above_half", [DOUBLES_11_1, "dtou r0.x, r1.xyxy"],
+     "cs_5_0", "11.1", {"r0": [0, 0, 0, 0], "r1": [0, 0x40060000, 0, 0]}),
+    ("dfma/sibling/rounded_once", [DOUBLES_11_1, "dfma r0.xy, r1.xyxy, r2.xyxy, r3.xyxy"],
+     "cs_5_0", "11.1", {"r0": [0, 0, 0, 0], "r1": [1, ONE, 0, 0], "r2": [1, ONE, 0, 0],
+                        "r3": [2, 0xBFF00000, 0, 0]}),
+    ("atomic_cmp_store/sibling/helper_match",
+     ["dcl_uav_raw u0", "atomic_cmp_store u0, l(0), l(5), l(7)"],
+     "ps_5_0", "11.0", {"u0": {"kind": "raw", "data": [5, 6]}, "invocation": "helper"}),
+    ("imm_atomic_cmp_exch/sibling/helper_match",
+     ["dcl_uav_raw u0", "imm_atomic_cmp_exch r0.x, u0, l(0), l(5), l(7)"],
+     "ps_5_0", "11.0", {"r0": [0, 0, 0, 0], "u0": {"kind": "raw", "data": [5, 6]},
+                        "invocation": "helper"}),
 ]
 
 
