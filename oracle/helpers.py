@@ -142,7 +142,7 @@ F32 = Specials("float32", 32, tuple((v, "float32") for v in (
     0x3F800000, 0xBF800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000,
     0x7FC00000, 0xFFC00000, 0x7F800001)))
 #: Shift counts, bitfield widths and offsets: bits [4:0] at and around their ends, and counts
-#: whose high bits a correct implementation ignores (``ishl(1, 33) == 2``).
+#: whose high bits a correct implementation ignores (``uword_shl(1, 33) == 2``).
 COUNTS = Specials("count", 32, tuple((v, "count") for v in (
     0, 1, 4, 8, 16, 31, 32, 33, 63, 0xFFFFFFFF)))
 #: Words at the edges of both views.

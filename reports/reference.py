@@ -212,10 +212,10 @@ def instruction_page(spec: Spec, ins: InstructionSpec, *, hand: Path, golden: Pa
         out += ["", f"Memory access on {_code(mem.operand)}, mode {_code(mem.mode)}"
                 + (f", new word {_code(mem.kernel.text)}" if mem.kernel is not None else "")
                 + "."]
-    if sem.result is not None:
-        out += ["", f"Register result: {_code(sem.result.operand)} receives "
-                f"{_code(sem.result.value)}"
-                + (f" per {sem.lanes.type} lane of {_code(sem.lanes.operand)}"
+    for result in sem.results:
+        out += ["", f"Register result: {_code(result.operand)} receives "
+                f"{_code(result.value)}"
+                + (f" per {sem.lanes.type} lane of {_code(result.operand)}"
                    if sem.lanes is not None else "") + "."]
     if sem.counter is not None:
         out += ["", f"Hidden counter: the view of {_code(sem.counter.operand)} receives "

@@ -15,7 +15,7 @@ from sm5.vectors import domain, shapes
 from sm5.vectors.format import Vector, iter_vectors, read_file
 from sm5.vectors.generate import GOLDEN, MANIFEST
 from sm5.vectors.programs import program_subjects
-from sm5.vectors.sections import position_sweep
+from sm5.vectors.sections import pairs_masks, position_sweep
 
 SPEC = load_default()
 U32_MAX = 4294967295
@@ -121,10 +121,19 @@ def test_every_legal_mask_swizzle_class_and_select() -> None:
             if op.selection != "mask":
                 continue
             for j, other in enumerate(ins.operands):
-                if other.selection == "swizzle":
-                    for mask in domain.legal_masks(op):
-                        for cls in domain.by_class(domain.legal_swizzles(other)):
-                            assert (i, mask, j, cls) in pairs, (ins.name, mask, other.name, cls)
+                if other.selection != "swizzle":
+                    continue
+                classes = domain.by_class(domain.legal_swizzles(other))
+                if pairs_masks(SPEC, ins.name):
+                    # paired: each mask with some class of each source, each class with some mask
+                    assert {m for (a, m, b, _) in pairs if (a, b) == (i, j)} >= set(
+                        domain.legal_masks(op)), (ins.name, other.name)
+                    assert {c for (a, _, b, c) in pairs if (a, b) == (i, j)} >= set(classes), \
+                        (ins.name, other.name)
+                    continue
+                for mask in domain.legal_masks(op):
+                    for cls in classes:
+                        assert (i, mask, j, cls) in pairs, (ins.name, mask, other.name, cls)
 
 
 def test_register_variety() -> None:

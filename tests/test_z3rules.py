@@ -12,6 +12,7 @@ from spec_facts import one_per_shape
 
 from sm5.oracle.clauses import full_env
 from sm5.oracle.errors import RuleError
+from sm5.oracle.helpers import WORD_TYPES
 from sm5.oracle.rules import Rule, Value, parse_rule
 from sm5.oracle.spec import Input, InstructionSpec, Semantics, load_default
 from sm5.oracle.z3rules import (
@@ -87,7 +88,10 @@ def test_spec_expressions_agree_with_python(name: str) -> None:
             expected = rule.evaluate(env)
             for encoding in ENCODINGS:
                 simplified = z3.simplify(to_z3(rule, consts[encoding]))
-                got = decode(Term("bool" if z3.is_bool(simplified) else "int", simplified))
+                # a word decodes in its view (a uword 0xFFFFFFFF is 4294967295, not -1)
+                kind = rule.type if rule.type in WORD_TYPES else \
+                    "bool" if z3.is_bool(simplified) else "int"
+                got = decode(Term(kind, simplified))
                 assert got == expected and type(got) is type(expected), (
                     rule.text, encoding, values)
 

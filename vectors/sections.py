@@ -1,8 +1,9 @@
 """The sections of a vector file: each a generator of cases, in the order they are written.
 
 ``boundary``     every clause, from the boundary points of every context (``sm5.vectors.points``);
-``mask-swizzle`` every legal mask x every swizzle class, each letter in each swizzle position,
-                 every select;
+``mask-swizzle`` every legal mask x every swizzle class (each mask and each class once per
+                 source, paired, for a per-component instruction of several swizzled
+                 sources), each letter in each swizzle position, every select;
 ``registers``    every register number used for variety on every register operand;
 ``cell``         every (target, runtime) cell x shapes covering every operand's files and
                  kinds and the cell's verdicts: executed where legal, must-reject where not;
@@ -33,7 +34,7 @@ from typing import Any
 
 from sm5.oracle.program import IMMEDIATE_BITS
 from sm5.oracle.rules import Value
-from sm5.oracle.spec import OperandSpec, Semantics, Spec
+from sm5.oracle.spec import InstructionSpec, OperandSpec, Semantics, Spec
 from sm5.vectors import domain
 from sm5.vectors.instances import Case, Chooser, RandomChooser, Shape, Unrealizable
 from sm5.vectors.points import Explorer, Point
@@ -227,8 +228,12 @@ def mask_swizzle_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator
 
     masks, swizzles, selects = registers("mask"), registers("swizzle"), registers("select")
     mask_slots: list[int | None] = list(masks) or [None]
+    paired = pairs_masks(spec, name)
     for i in mask_slots:
         mask_choices = domain.legal_masks(ins.operands[i]) if i is not None else ("",)
+        if paired:
+            yield from _paired_cases(ins, base, i, mask_choices, swizzles, ch, make)
+            continue
         for mask in mask_choices:
             shape = _with_components(base, i, mask) if i is not None else base
             for j in swizzles:
@@ -249,6 +254,33 @@ def mask_swizzle_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator
         op = ins.operands[j]
         for letter in domain.selects():
             yield from make(_with_components(base, j, letter), f"{op.name} .{letter}")
+
+
+def pairs_masks(spec: Spec, name: str) -> bool:
+    """A per-component instruction of several swizzled sources (a bitwise operation, a
+    comparison, a select): each source pairs each mask with each of its swizzle classes once
+    (the longer list cycling the shorter) instead of taking their product, which would grow with
+    the masks for every source; a source read at the wrong position still shows on the position
+    sweep."""
+    ins = spec.instruction(name)
+    lanes = ins.semantics.lanes
+    swizzled = sum(op.selection == "swizzle" for op in ins.operands)
+    return lanes is not None and lanes.type == "component" and swizzled > 1
+
+
+def _paired_cases(ins: InstructionSpec, base: Shape, i: int | None, mask_choices: Sequence[str],
+                  swizzles: Sequence[int], ch: Chooser,
+                  make: Callable[[Shape, str], Iterator[Case]]) -> Iterator[Case]:
+    for j in swizzles:
+        op = ins.operands[j]
+        classes = list(domain.by_class(domain.legal_swizzles(op)).items())
+        for k in range(max(len(mask_choices), len(classes))):
+            mask = mask_choices[k % len(mask_choices)]
+            cls, members = classes[k % len(classes)]
+            shape = _with_components(base, i, mask) if i is not None else base
+            swz = ch.pick(members)
+            yield from make(_with_components(shape, j, swz),
+                            f"mask .{mask}, {op.name} .{swz} (swizzle class {cls})")
 
 
 def register_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator[Case]:
