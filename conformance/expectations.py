@@ -24,7 +24,8 @@ every key holds: ``file`` (as written: ``r``, ``u``, ``g``, ``l`` for an immedia
 and ``role`` (the spec's operand name and role), ``type`` (``double`` or ``32-bit``: the width
 the spec's semantics read from it, see ``vector_facts``), ``extent`` (``empty`` or
 ``nonempty``: whether the resource the operand names holds any word in the vector's state),
-``components`` (a glob over the write mask or swizzle letters as written: ``[yzw]*``).
+``components`` (a glob over the write mask or swizzle letters as written: ``[yzw]*``),
+``aliased`` (``yes``: another operand of the instruction names the same register; ``no``).
 ``resources`` is one mapping or a list
 of them (any): a resource of the vector's initial state (``u0``, ``t1``, ``g0``) matches when
 every key holds: ``register`` (a glob over its name: ``u[89]``, ``u[1-6][0-9]``), ``file`` (a
@@ -77,9 +78,11 @@ _GLOB_CHARS = frozenset("*?[")
 #: Keys of ``match`` that hold globs over one of the vector's fields.
 GLOB_KEYS = ("id", "instruction", "category", "clauses", "flags", "outcomes")
 #: Keys of one operand form.
-OPERAND_KEYS = ("file", "name", "role", "type", "extent", "components")
+OPERAND_KEYS = ("file", "name", "role", "type", "extent", "components", "aliased")
 #: Values of ``extent``: the operand's resource in the vector's state holds no word / some.
 OPERAND_EXTENTS = ("empty", "nonempty")
+#: Values of ``aliased``: another operand of the instruction names the operand's register / none.
+OPERAND_ALIASED = ("yes", "no")
 #: Keys of one resource form.
 RESOURCE_KEYS = ("register", "file", "kind", "declared", "empty", "counter")
 #: Keys of ``match`` that hold forms (one mapping or a list of them).
@@ -110,13 +113,24 @@ class OperandForm:
     type: str = ""
     extent: str = ""
     components: str = ""
+    aliased: str = ""
 
-    def holds(self, operand: OperandFact, extent: str = "") -> bool:
+    def holds(self, operand: OperandFact, extent: str = "", aliased: str = "") -> bool:
         return all(not want or fnmatch.fnmatchcase(have, want)
                    for want, have in ((self.file, operand.file), (self.name, operand.name),
                                       (self.role, operand.role), (self.type, operand.type),
                                       (self.extent, extent),
-                                      (self.components, operand.components)))
+                                      (self.components, operand.components),
+                                      (self.aliased, aliased)))
+
+
+def _aliased(operand: OperandFact, facts: Sequence[OperandFact]) -> str:
+    """``yes`` when another operand of the instruction names ``operand``'s register (an
+    immediate names none), else ``no``."""
+    if operand.file in ("l", "d", "null"):
+        return "no"
+    return "yes" if any(other is not operand and other.register == operand.register
+                        for other in facts) else "no"
 
 
 def _extent(vector: Vector, operand: OperandFact) -> str:
@@ -195,8 +209,8 @@ class Predicate:
             return False
         if self.operands:
             facts = operand_facts(tuple(vector.program), subject_of(vector.id))
-            return any(form.holds(op, _extent(vector, op)) for form in self.operands
-                       for op in facts)
+            return any(form.holds(op, _extent(vector, op), _aliased(op, facts))
+                       for form in self.operands for op in facts)
         return True
 
 
@@ -329,6 +343,9 @@ def _operand_form(doc: Any, label: str) -> OperandForm:
     if "extent" in values and values["extent"] not in OPERAND_EXTENTS:
         raise ExpectationError(f"match.operands.extent: {values['extent']!r} is not one of "
                                f"{', '.join(OPERAND_EXTENTS)}", where=label)
+    if "aliased" in values and values["aliased"] not in OPERAND_ALIASED:
+        raise ExpectationError(f"match.operands.aliased: {values['aliased']!r} is not one of "
+                               f"{', '.join(OPERAND_ALIASED)}", where=label)
     if "type" in values and values["type"] not in OPERAND_TYPES:
         raise ExpectationError(f"match.operands.type: {values['type']!r} is not one of "
                                f"{', '.join(OPERAND_TYPES)}", where=label)

@@ -336,9 +336,9 @@ def _word_helpers() -> list[Helper]:
         "logical shift right by bits [4:0] of the count", ((WORD_EDGES,), (COUNTS,)))
     add("iword_shr", ("iword", "uword"), "iword", words.ashr, lambda a, c: a >> _count(c),
         "arithmetic shift right by bits [4:0] of the count", ((WORD_EDGES,), (COUNTS,)))
-    add("uword_div", ("uword", "uword"), "uword", words.udiv, lambda a, b: Z.UDiv(a, b),
+    add("uword_div", ("uword", "uword"), "uword", words.quotient, lambda a, b: Z.UDiv(a, b),
         "unsigned quotient (the divisor is not 0)")
-    add("uword_mod", ("uword", "uword"), "uword", words.urem, lambda a, b: Z.URem(a, b),
+    add("uword_mod", ("uword", "uword"), "uword", words.remainder, lambda a, b: Z.URem(a, b),
         "unsigned remainder (the divisor is not 0)")
     fields = ((COUNTS,), (COUNTS,), (WORD_EDGES,))
     add("ubfe", ("uword", "uword", "uword"), "uword", words.ubfe,

@@ -72,12 +72,12 @@ def ashr(a: int, count: int) -> int:
     return (signed(a) >> (count & 31)) & MASK
 
 
-def udiv(a: int, b: int) -> int:
+def quotient(a: int, b: int) -> int:
     """Unsigned quotient (``b`` is not 0: a rule guards it, as ``//`` on exact integers)."""
     return (a & MASK) // (b & MASK)
 
 
-def urem(a: int, b: int) -> int:
+def remainder(a: int, b: int) -> int:
     """Unsigned remainder (``b`` is not 0)."""
     return (a & MASK) % (b & MASK)
 
@@ -122,12 +122,12 @@ def imul_hi(a: int, b: int) -> int:
 
 
 def uadd_carry(a: int, b: int) -> int:
-    """1 where the unsigned sum does not fit 32 bits, else 0 (``uaddc``'s dest1)."""
+    """1 where the unsigned sum does not fit 32 bits, else 0 (the carry out of an add)."""
     return ((a & MASK) + (b & MASK)) >> BITS
 
 
 def usub_borrow(a: int, b: int) -> int:
-    """1 where ``b`` exceeds ``a`` unsigned, else 0 (``usubb``'s dest1)."""
+    """1 where ``b`` exceeds ``a`` unsigned, else 0 (the borrow of a subtraction)."""
     return int(a & MASK < b & MASK)
 
 

@@ -326,17 +326,18 @@ def test_instruction_line_field_and_crlf() -> None:
 
 
 def test_grammar_comes_from_the_spec() -> None:
-    """An instruction added to the spec's data parses and prints with no code change."""
-    extra = AuxInstruction("imax", 0x24, (
+    """An instruction added to the spec's data (a made-up name) parses and prints with no code
+    change."""
+    extra = AuxInstruction("xmax", 0x24, (
         AuxOperand("dst", "dst", "mask"), AuxOperand("a", "src", "swizzle"),
         AuxOperand("b", "src", "select")), SPEC.auxiliary["ret"].source)
-    spec: Spec = dataclasses.replace(SPEC, auxiliary={**SPEC.auxiliary, "imax": extra})
-    ins = parse_line("imax r0.xy, -r1.yx, l(3)", spec=spec)
-    assert ins == Instruction("imax", (r(0, "mask", "xy"), r(1, "swizzle", "yxxx", neg=True),
+    spec: Spec = dataclasses.replace(SPEC, auxiliary={**SPEC.auxiliary, "xmax": extra})
+    ins = parse_line("xmax r0.xy, -r1.yx, l(3)", spec=spec)
+    assert ins == Instruction("xmax", (r(0, "mask", "xy"), r(1, "swizzle", "yxxx", neg=True),
                                        imm("select", 3)))
-    assert format_line(ins, spec=spec) == "imax r0.xy, -r1.yxxx, l(3)"
-    with pytest.raises(AsmError, match="unknown instruction 'imax'"):
-        parse_line("imax r0.xy, -r1.yx, l(3)")
+    assert format_line(ins, spec=spec) == "xmax r0.xy, -r1.yxxx, l(3)"
+    with pytest.raises(AsmError, match="unknown instruction 'xmax'"):
+        parse_line("xmax r0.xy, -r1.yx, l(3)")
 
 
 # --------------------------------------------------------------------------------------------

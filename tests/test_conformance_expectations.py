@@ -151,6 +151,22 @@ def test_operand_components_match_the_mask_as_written(tmp_path: Path) -> None:
     assert label(vec("dtoi/cell/src", (DOUBLES, "dtoi r0.x, r1.zwzw"))) is None
 
 
+def test_aliased_operand_names_a_register_another_operand_names(tmp_path: Path) -> None:
+    exp = load_expectations(write(tmp_path, """
+- name: quotient-first
+  status: xfail
+  reason: the quotient is written before the remainder reads the sources
+  match: {instruction: udiv, operands: {name: destQUOT, aliased: "yes"}}
+"""))
+    label = lambda v: (e.label if (e := exp.lookup(v)) else None)  # noqa: E731
+    for line, expected in (("udiv r0.x, r1.x, r0.x, r2.x", "quotient-first"),  # a source
+                           ("udiv r1.x, r1.y, r2.x, r3.x", "quotient-first"),  # destREM
+                           ("udiv r0.x, r1.x, r2.x, r3.x", None),
+                           ("udiv null, r1.x, r2.x, r1.x", None),  # null names no register
+                           ("udiv r0.x, r1.x, l(1), l(2)", None)):
+        assert label(vec("udiv/random/0000", (line,))) == expected, line
+
+
 def test_resource_forms_match_the_initial_state(tmp_path: Path) -> None:
     exp = load_expectations(write(tmp_path, """
 - name: null-srv
@@ -272,6 +288,8 @@ def test_an_entry_that_matches_no_vector_is_an_error(tmp_path: Path) -> None:
     ("- {name: n, status: xfail, reason: r, match: {operands: {type: f64}}}\n",
      "expect.yaml: entry 1 (name 'n'): match.operands.type: 'f64' is not one of double, "
      "32-bit"),
+    ("- {name: n, status: xfail, reason: r, match: {operands: {aliased: maybe}}}\n",
+     "expect.yaml: entry 1 (name 'n'): match.operands.aliased: 'maybe' is not one of yes, no"),
     ("- {name: n, status: xfail, reason: r, match: {operands: {form: l}}}\n",
      "expect.yaml: entry 1 (name 'n'): match.operands: unknown key(s) form"),
     ("- {name: n, status: xfail, reason: r, match: {operands: []}}\n",

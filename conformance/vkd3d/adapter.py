@@ -19,7 +19,8 @@ vkd3d-shader, dispatch one thread group on lavapipe, decode the final state.
   goes on.
 * **Unsupported.** A vector a compute harness cannot express (a helper invocation), and an
   opcode the translator does not know (Debian's vkd3d-compiler 1.2 lacks the later double
-  opcodes: "Unrecognized opcode 0xc8"), give ``unsupported`` with the reason.
+  opcodes: "Unrecognized opcode 0xc8"; vkd3d 1.14 reads 0xd5 but cannot translate it: "Unhandled
+  instruction 0xd5"), give ``unsupported`` with the reason.
 * **Batches.** `run_batch` runs many vectors in one call (the conformance engine uses it): the
   isolated ones share child processes; when a child dies, the dispatch it died in runs again
   first in a fresh child, so a crash costs no batch-mate its verdict. The isolated dispatches
@@ -94,6 +95,8 @@ CAPABILITIES: frozenset[str] = frozenset({"executes"})
 
 #: vkd3d's message for an opcode its DXBC reader does not know.
 UNKNOWN_OPCODE = "Unrecognized opcode"
+#: vkd3d's message for an opcode its reader knows and its SPIR-V back end does not translate.
+UNHANDLED_INSTRUCTION = "Unhandled instruction"
 #: Raw and structured UAVs are R32_UINT buffer views in vkd3d's translation.
 UNTYPED_VIEW_FORMAT: TexelFormat = "r32_uint"
 _SHOWN_CANARIES = 4
@@ -440,7 +443,7 @@ class Vkd3dLavapipe:
             spirv = self.translator.dxbc_to_spirv(dxbc, self.uav)
         except Vkd3dError as exc:
             message = " ".join(str(exc).split())
-            if UNKNOWN_OPCODE in message:
+            if UNKNOWN_OPCODE in message or UNHANDLED_INSTRUCTION in message:
                 return Result.unsupported(f"{self.translator.name} {self.translator.version()}: "
                                           f"{message}")
             return Result.error(f"vkd3d-shader refused the harness: {message}")
