@@ -19,8 +19,10 @@ from sm5.vectors.sections import pairs_masks, position_sweep
 
 SPEC = load_default()
 U32_MAX = 4294967295
-#: The committed golden set's budget: about 30 instructions in under 40 MB.
-MAX_BYTES = 40 * 1024 * 1024
+#: The committed golden set's budget for the growth ahead: about 130 instructions in at most
+#: 64 MiB (85 instructions and the program families take 38.2 MiB), by selection, not
+#: compression.
+MAX_BYTES = 64 * 1024 * 1024
 
 
 @cache
@@ -47,7 +49,7 @@ def test_one_file_per_instruction_and_a_manifest() -> None:
         assert header.generator["level"] == 1
 
 
-def test_committed_size_under_40_mb() -> None:
+def test_committed_size_within_the_budget() -> None:
     size = sum(p.stat().st_size for p in GOLDEN.iterdir() if p.is_file())
     assert size < MAX_BYTES
 

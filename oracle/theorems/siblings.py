@@ -15,23 +15,16 @@ from typing import Any
 
 import z3
 
-from sm5.oracle.rules import Value
 from sm5.oracle.siblings import Sibling
 from sm5.oracle.spec import InstructionSpec, Model
 from sm5.oracle.theorems.base import (
     Budget,
     Context,
     Found,
-    TheoremTimeout,
     build_context,
     show,
     small_witness,
 )
-
-#: Witnesses a sibling theorem gives at most (each where another clause shows the result).
-WITNESSES = 2
-#: The share of the budget each further witness's search gets (1/EXTRA_SHARE).
-EXTRA_SHARE = 20
 
 
 def sibling_contexts(instruction: InstructionSpec, sibling: Sibling,
@@ -67,29 +60,12 @@ def sibling_differs(instruction: InstructionSpec, sibling: Sibling, model: Model
     plain = [c.id for c in instruction.clauses if ctx.defines(c)]
     constraints = [ctx.base, variant.base, differs(ctx, variant, sibling)]
     if sibling.visible is not None:
-        constraints.append(ctx.expr(ctx.rule(sibling.visible, f"sibling {sibling.id} visible")))
-    def shows(clause: str) -> Any:
-        return z3.Or(ctx.firing[clause], variant.firing.get(clause, z3.BoolVal(False)))
-
-    first = small_witness(ctx, budget, [*constraints, z3.Or(*[shows(c) for c in plain])]) \
-        if plain else None
-    if first is None:
+        # First: where a sibling pins inputs, z3 simplifies every other constraint with them.
+        constraints.insert(0, ctx.expr(ctx.rule(sibling.visible,
+                                                f"sibling {sibling.id} visible")))
+    shows = [z3.Or(ctx.firing[c], variant.firing.get(c, z3.BoolVal(False))) for c in plain]
+    found = small_witness(ctx, budget, [*constraints, z3.Or(*shows)]) if shows else None
+    if found is None:
         return Found("failed", f"no input tells {instruction.name} from its sibling "
                      f"{sibling.id} ({sibling.text}) where a result shows")
-    # More witnesses, one per further clause where the result shows, up to WITNESSES: a bug
-    # visible in several places is caught in more than one. Each search has a small share of
-    # the budget; one that runs out only means no further witness. A sibling that says where
-    # it shows (visible) is looked for there only.
-    found: list[dict[str, Value]] = [first]
-    for clause in plain if sibling.visible is None else ():
-        if len(found) == WITNESSES:
-            break
-        try:
-            share = Budget(max(1, budget.work // EXTRA_SHARE), budget.timeout_ms)
-            witness = small_witness(ctx, share, [*constraints, shows(clause)])
-        except TheoremTimeout:
-            continue
-        if witness is not None and witness not in found:
-            found.append(witness)
-    return Found("proved", f"{sibling.text}: told apart at "
-                 + "; at ".join(show(w) for w in found), tuple(found))
+    return Found("proved", f"{sibling.text}: told apart at {show(found)}", (found,))
