@@ -127,14 +127,9 @@ def parse_select(values: Iterable[str] | None) -> tuple[str, ...]:
     return tuple(p.strip() for v in values or () for p in v.split(",") if p.strip())
 
 
-def selected_by(vector_id: str, patterns: Sequence[str]) -> bool:
-    """Whether ``vector_id`` is one of ``patterns`` (exact ids or fnmatch globs); no patterns:
-    every vector."""
-    return not patterns or any(fnmatch.fnmatchcase(vector_id, p) for p in patterns)
-
-
 def _selector(patterns: Sequence[str]) -> Callable[[str], bool]:
-    """:func:`selected_by` for many patterns: exact ids by a set look-up, globs by fnmatch."""
+    """Whether a vector id is one of ``patterns`` (exact ids by a set look-up, fnmatch globs);
+    no patterns: every vector."""
     if not patterns:
         return lambda _id: True
     exact = frozenset(p for p in patterns if not _GLOB.search(p))

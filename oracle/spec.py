@@ -918,9 +918,49 @@ def _binding(doc: Mapping[str, Any], where: str, operands: Mapping[str, OperandS
     return Binding("constant", value=int(doc["constant"]))
 
 
+@dataclass(frozen=True)
+class _Names:
+    """What a semantics' rules may name: its inputs and derived values, with their word types,
+    and the model's limits."""
+
+    where: str
+    known: frozenset[str]
+    limits: Mapping[str, int]
+    types: Mapping[str, str]
+
+    def rule(self, text: str, what: str) -> Rule:
+        return _rule(text, f"{self.where}: {what}", self.known, self.limits, self.types)
+
+
 def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
                      operand_specs: tuple[OperandSpec, ...]) -> Semantics:
     operands = {op.name: op for op in operand_specs}
+    inputs = _inputs(doc, where, operands)
+    derived, names = _derived(doc, where, model, inputs)
+    groups = _groups(doc, names, model)
+    memory = _memory(doc["memory"], names, operands) if "memory" in doc else None
+    lanes = _lanes(doc["lanes"], where, operands) if "lanes" in doc else None
+    _check_accept_widths(groups, lanes, model, where)
+    results = _results(doc, where, names.known, operands, lanes)
+    counter = None
+    if "counter" in doc:
+        counter = CounterUpdate(doc["counter"]["operand"], doc["counter"]["value"])
+        if counter.value not in names.known:
+            raise SpecError(f"semantics.counter: unknown value {counter.value!r}", where=where)
+        if counter.operand not in operands:
+            raise SpecError(f"semantics.counter: no operand named {counter.operand!r}",
+                            where=where)
+    return Semantics(
+        inputs=inputs, derived=derived,
+        assume=names.rule(doc["assume"], "assume") if "assume" in doc else None,
+        address=names.rule(doc["address"], "address") if "address" in doc else None,
+        address_source=_src(doc["address_source"]) if "address_source" in doc else None,
+        groups=groups, lanes=lanes, memory=memory, results=results, counter=counter,
+        write_order=doc.get("write_order", "any"))
+
+
+def _inputs(doc: Mapping[str, Any], where: str,
+            operands: Mapping[str, OperandSpec]) -> tuple[Input, ...]:
     inputs = tuple(Input(i["name"], i["type"], i["text"], i.get("min"), i.get("max"),
                          tuple(i.get("values", ())),
                          _binding(i["from"], f"{where}: input {i['name']}", operands))
@@ -930,78 +970,100 @@ def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
         if item.name in names_seen:
             raise SpecError(f"semantics: input {item.name!r} is defined twice", where=where)
         names_seen.add(item.name)
+    return inputs
+
+
+def _derived(doc: Mapping[str, Any], where: str, model: Model,
+             inputs: tuple[Input, ...]) -> tuple[tuple[Derived, ...], _Names]:
+    """The derived values, each rule naming the inputs and the values before it; and the names
+    every later rule may use."""
     known = {i.name for i in inputs}
-    limits = model.limits
     # The word-typed names (inputs, then derived values as their rules type them).
     types = {i.name: i.type for i in inputs if i.type in WORD_TYPES}
     derived: list[Derived] = []
     for d in doc.get("derived", ()):
-        expr = _rule(d["expr"], f"{where}: derived {d['name']}", frozenset(known), limits, types)
+        expr = _rule(d["expr"], f"{where}: derived {d['name']}", frozenset(known), model.limits,
+                     types)
         derived.append(Derived(d["name"], expr, d["text"]))
         known.add(d["name"])
         if expr.type in WORD_TYPES:
             types[d["name"]] = expr.type
-    names = frozenset(known)
+    return tuple(derived), _Names(where, frozenset(known), model.limits, types)
+
+
+def _groups(doc: Mapping[str, Any], names: _Names, model: Model) -> tuple[Group, ...]:
     groups: list[Group] = []
     clause_ids = [c["id"] for g in doc["groups"] for c in g["clauses"]]
     for g in doc["groups"]:
         clauses = tuple(
-            Clause(c["id"], g["id"], _rule(c["when"], f"{where}: clause {c['id']}", names, limits,
-                                           types),
+            Clause(c["id"], g["id"], names.rule(c["when"], f"clause {c['id']}"),
                    tuple(c["outcomes"]), c["text"], _src(c["source"]), c.get("erratum"),
                    c.get("accept"),
-                   tuple(_rule(v, f"{where}: clause {c['id']} accept_values", names, limits,
-                               types)
+                   tuple(names.rule(v, f"clause {c['id']} accept_values")
                          for v in c.get("accept_values", ())))
             for c in g["clauses"])
         for clause in clauses:
-            unknown = sorted(set(clause.outcomes) - set(model.outcome_names))
-            if unknown:
-                raise SpecError(f"clause {clause.id}: unknown outcome(s) {', '.join(unknown)}; "
-                                f"expected one of {', '.join(model.outcome_names)}", where=where)
-            if clause.accept is not None and clause.accept not in model.acceptance:
-                raise SpecError(f"clause {clause.id}: unknown acceptance form {clause.accept!r}",
-                                where=where)
-            takes_values = (clause.accept is not None
-                            and model.acceptance[clause.accept].values)
-            if takes_values != bool(clause.accept_values):
-                listing = ", ".join(f.name for f in model.acceptance.values() if f.values)
-                raise SpecError(f"clause {clause.id}: accept_values goes with a form that lists "
-                                f"values ({listing}), and such a form needs at least one value",
-                                where=where)
+            _check_clause(clause, model, names.where)
         requires = tuple(cid for pattern in g.get("requires", ())
                          for cid in (fnmatch.filter(clause_ids, pattern) or [pattern]))
-        groups.append(Group(g["id"], _rule(g["scope"], f"{where}: group {g['id']}", names,
-                                           limits, types),
+        groups.append(Group(g["id"], names.rule(g["scope"], f"group {g['id']}"),
                             requires, g["text"], clauses))
-    memory = None
-    if "memory" in doc:
-        m = doc["memory"]
-        for key in ("returns", "value"):
-            if m.get(key) is not None and m[key] not in operands:
-                raise SpecError(f"semantics.memory.{key}: no operand named {m[key]!r}",
-                                where=where)
-        memory = MemoryAccess(
-            m["operand"], m["mode"], tuple(m["address"]), m.get("returns"), m.get("value"),
-            _rule(m["kernel"], f"{where}: kernel", names, limits, types) if "kernel" in m
-            else None)
-        if memory.mode in ("rmw", "rmw_return") and memory.kernel is None:
-            raise SpecError("semantics.memory: a read-modify-write needs a kernel (the new "
-                            "memory word)", where=where)
-        if memory.mode == "write" and memory.value is None:
-            raise SpecError("semantics.memory: a write needs `value` (the source operand)",
+    return tuple(groups)
+
+
+def _check_clause(clause: Clause, model: Model, where: str) -> None:
+    """A clause's outcomes and acceptance form are the model's."""
+    unknown = sorted(set(clause.outcomes) - set(model.outcome_names))
+    if unknown:
+        raise SpecError(f"clause {clause.id}: unknown outcome(s) {', '.join(unknown)}; "
+                        f"expected one of {', '.join(model.outcome_names)}", where=where)
+    if clause.accept is not None and clause.accept not in model.acceptance:
+        raise SpecError(f"clause {clause.id}: unknown acceptance form {clause.accept!r}",
+                        where=where)
+    takes_values = (clause.accept is not None
+                    and model.acceptance[clause.accept].values)
+    if takes_values != bool(clause.accept_values):
+        listing = ", ".join(f.name for f in model.acceptance.values() if f.values)
+        raise SpecError(f"clause {clause.id}: accept_values goes with a form that lists "
+                        f"values ({listing}), and such a form needs at least one value",
+                        where=where)
+
+
+def _memory(m: Mapping[str, Any], names: _Names,
+            operands: Mapping[str, OperandSpec]) -> MemoryAccess:
+    where = names.where
+    for key in ("returns", "value"):
+        if m.get(key) is not None and m[key] not in operands:
+            raise SpecError(f"semantics.memory.{key}: no operand named {m[key]!r}",
                             where=where)
-    lanes = None
-    if "lanes" in doc:
-        lane_doc = doc["lanes"]
-        named = tuple(lane_doc["operands"]) if "operands" in lane_doc else (lane_doc["operand"],)
-        lanes = Lanes(named, lane_doc["type"], lane_doc["text"])
-        for name in lanes.operands:
-            if name not in operands:
-                raise SpecError(f"semantics.lanes: no operand named {name!r}", where=where)
+    memory = MemoryAccess(
+        m["operand"], m["mode"], tuple(m["address"]), m.get("returns"), m.get("value"),
+        names.rule(m["kernel"], "kernel") if "kernel" in m else None)
+    if memory.mode in ("rmw", "rmw_return") and memory.kernel is None:
+        raise SpecError("semantics.memory: a read-modify-write needs a kernel (the new "
+                        "memory word)", where=where)
+    if memory.mode == "write" and memory.value is None:
+        raise SpecError("semantics.memory: a write needs `value` (the source operand)",
+                        where=where)
+    return memory
+
+
+def _lanes(lane_doc: Mapping[str, Any], where: str,
+           operands: Mapping[str, OperandSpec]) -> Lanes:
+    named = tuple(lane_doc["operands"]) if "operands" in lane_doc else (lane_doc["operand"],)
+    lanes = Lanes(named, lane_doc["type"], lane_doc["text"])
+    for name in lanes.operands:
+        if name not in operands:
+            raise SpecError(f"semantics.lanes: no operand named {name!r}", where=where)
+    return lanes
+
+
+def _check_accept_widths(groups: tuple[Group, ...], lanes: Lanes | None, model: Model,
+                         where: str) -> None:
+    """Every clause's acceptance form judges lanes of the semantics' width."""
+    width = None if lanes is None else 64 if lanes.type == "f64" else 32
     for group in groups:
         for clause in group.clauses:
-            width = None if lanes is None else 64 if lanes.type == "f64" else 32
             wrong = clause.accept is not None and (
                 width is None or width not in model.acceptance[clause.accept].widths)
             if wrong:
@@ -1011,6 +1073,11 @@ def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
                                 f"fit the semantics' {kind} (it judges lanes of "
                                 f"{' or '.join(map(str, fits))} bits: spec/model.yaml)",
                                 where=where)
+
+
+def _results(doc: Mapping[str, Any], where: str, names: frozenset[str],
+             operands: Mapping[str, OperandSpec],
+             lanes: Lanes | None) -> tuple[RegisterResult, ...]:
     if "result" in doc and "results" in doc:
         raise SpecError("semantics: result and results are two spellings of one field; give "
                         "one", where=where)
@@ -1028,23 +1095,7 @@ def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
             r.operand for r in results}):
         raise SpecError("semantics.results: several destinations need lanes over them "
                         "(lanes.operands: the results' destinations)", where=where)
-    counter = None
-    if "counter" in doc:
-        counter = CounterUpdate(doc["counter"]["operand"], doc["counter"]["value"])
-        if counter.value not in names:
-            raise SpecError(f"semantics.counter: unknown value {counter.value!r}", where=where)
-        if counter.operand not in operands:
-            raise SpecError(f"semantics.counter: no operand named {counter.operand!r}",
-                            where=where)
-    return Semantics(
-        inputs=inputs, derived=tuple(derived),
-        assume=_rule(doc["assume"], f"{where}: assume", names, limits, types)
-        if "assume" in doc else None,
-        address=_rule(doc["address"], f"{where}: address", names, limits, types)
-        if "address" in doc else None,
-        address_source=_src(doc["address_source"]) if "address_source" in doc else None,
-        groups=tuple(groups), lanes=lanes, memory=memory, results=results, counter=counter,
-        write_order=doc.get("write_order", "any"))
+    return results
 
 
 def _build_declarations(doc: Mapping[str, Any], path: Path, model: Model) -> Declarations:

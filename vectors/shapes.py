@@ -322,10 +322,9 @@ def _retarget_slot(spec: Spec, name: str, op: OperandSpec, slot: Slot, file: str
 
 
 def moves(spec: Spec, shape: Shape) -> Iterator[Move]:
-    """Every shape one attribute away from ``shape``, in a fixed order."""
+    """Every shape one attribute away from ``shape``, in a fixed order: per operand its register
+    file, its resource declaration and its components, then the instruction's own attributes."""
     ins = spec.instruction(shape.instruction)
-    runtime = spec.model.runtime(shape.runtime)
-    target = spec.model.target(shape.target)
     kept = tuple(f.name for f in spec.model.register_files)
     for i, (op, slot) in enumerate(zip(ins.operands, shape.slots, strict=True)):
         for file in kept:
@@ -333,43 +332,62 @@ def moves(spec: Spec, shape: Shape) -> Iterator[Move]:
                 slot2 = _retarget_slot(spec, shape.instruction, op, slot, file)
                 yield Move(f"{op.name} file {file}", shape.with_slot(i, slot2))
         if domain.is_resource_file(spec, slot.file):
-            for kind in domain.kinds_of(spec, slot.file):
-                if kind != slot.kind:
-                    yield Move(f"{op.name} declared {kind}", shape.with_slot(i, _resource_slot(
-                        spec, shape.instruction, slot.file, slot.index or 0, kind,
-                        slot.components)))
-            numbers = {1, *_slot_limits(spec, slot, runtime.uav_slots)}
-            for n in sorted(numbers - {slot.index}):
-                yield Move(f"{op.name} register {slot.file}{n}",
-                           shape.with_slot(i, replace(slot, index=n)))
-            if slot.kind == "typed":
-                for rt in domain.return_types(spec):
-                    if rt != slot.return_type:
-                        yield Move(f"{op.name} return type {rt}",
-                                   shape.with_slot(i, replace(slot, return_type=rt)))
-                for fmt in domain.typed_formats(spec):
-                    if fmt != slot.format:
-                        yield Move(f"{op.name} format {fmt}",
-                                   shape.with_slot(i, replace(slot, format=fmt)))
-            if slot.dims.counter is not None:
-                yield Move(f"{op.name} view without a counter", shape.with_slot(
-                    i, replace(slot, dims=replace(slot.dims, counter=None))))
-            yield from _dimension_moves(spec, shape, i, target.stage, target.model)
+            yield from _resource_moves(spec, shape, i, op)
         if slot.file not in IMMEDIATE_BITS:
-            if op.selection == "mask":
-                for mask in domain.all_masks():
-                    if mask != slot.components:
-                        yield Move(f"{op.name} mask .{mask}",
-                                   shape.with_slot(i, replace(slot, components=mask)))
-            if op.selection == "swizzle" and op.swizzles:
-                for group in domain.by_class(domain.illegal_swizzles(op)).values():
-                    yield Move(f"{op.name} swizzle .{group[0]}",
-                               shape.with_slot(i, replace(slot, components=group[0])))
-            if op.role == "src":
-                for neg, abs_ in domain.modifier_sets(("neg", "abs")):
-                    if (neg, abs_) != (slot.neg, slot.abs):
-                        yield Move(f"{op.name} modifiers neg={neg} abs={abs_}",
-                                   shape.with_slot(i, replace(slot, neg=neg, abs=abs_)))
+            yield from _component_moves(shape, i, op)
+    yield from _instruction_moves(spec, ins, shape)
+    yield from _declaration_moves(spec, shape)
+
+
+def _resource_moves(spec: Spec, shape: Shape, i: int, op: OperandSpec) -> Iterator[Move]:
+    """Moves of a resource operand's declaration: kind, register, typed details, dimensions."""
+    slot = shape.slots[i]
+    runtime = spec.model.runtime(shape.runtime)
+    target = spec.model.target(shape.target)
+    for kind in domain.kinds_of(spec, slot.file):
+        if kind != slot.kind:
+            yield Move(f"{op.name} declared {kind}", shape.with_slot(i, _resource_slot(
+                spec, shape.instruction, slot.file, slot.index or 0, kind, slot.components)))
+    numbers = {1, *_slot_limits(spec, slot, runtime.uav_slots)}
+    for n in sorted(numbers - {slot.index}):
+        yield Move(f"{op.name} register {slot.file}{n}",
+                   shape.with_slot(i, replace(slot, index=n)))
+    if slot.kind == "typed":
+        for rt in domain.return_types(spec):
+            if rt != slot.return_type:
+                yield Move(f"{op.name} return type {rt}",
+                           shape.with_slot(i, replace(slot, return_type=rt)))
+        for fmt in domain.typed_formats(spec):
+            if fmt != slot.format:
+                yield Move(f"{op.name} format {fmt}",
+                           shape.with_slot(i, replace(slot, format=fmt)))
+    if slot.dims.counter is not None:
+        yield Move(f"{op.name} view without a counter", shape.with_slot(
+            i, replace(slot, dims=replace(slot.dims, counter=None))))
+    yield from _dimension_moves(spec, shape, i, target.stage, target.model)
+
+
+def _component_moves(shape: Shape, i: int, op: OperandSpec) -> Iterator[Move]:
+    """Moves of a register operand's components: write mask, swizzle class, source modifiers."""
+    slot = shape.slots[i]
+    if op.selection == "mask":
+        for mask in domain.all_masks():
+            if mask != slot.components:
+                yield Move(f"{op.name} mask .{mask}",
+                           shape.with_slot(i, replace(slot, components=mask)))
+    if op.selection == "swizzle" and op.swizzles:
+        for group in domain.by_class(domain.illegal_swizzles(op)).values():
+            yield Move(f"{op.name} swizzle .{group[0]}",
+                       shape.with_slot(i, replace(slot, components=group[0])))
+    if op.role == "src":
+        for neg, abs_ in domain.modifier_sets(("neg", "abs")):
+            if (neg, abs_) != (slot.neg, slot.abs):
+                yield Move(f"{op.name} modifiers neg={neg} abs={abs_}",
+                           shape.with_slot(i, replace(slot, neg=neg, abs=abs_)))
+
+
+def _instruction_moves(spec: Spec, ins: InstructionSpec, shape: Shape) -> Iterator[Move]:
+    """Moves of the instruction's own attributes: _sat, flags, target, runtime, features."""
     yield Move("_sat", replace(shape, sat=not shape.sat))
     for flag in ins.flag_names:
         toggled = tuple(f for f in ins.flag_names if (f in shape.flags) != (f == flag))
@@ -385,6 +403,10 @@ def moves(spec: Spec, shape: Shape) -> Iterator[Move]:
     for feature in shape.features:
         yield Move(f"without {feature}",
                    replace(shape, features=tuple(f for f in shape.features if f != feature)))
+
+
+def _declaration_moves(spec: Spec, shape: Shape) -> Iterator[Move]:
+    """Moves of the program's declarations: extra or duplicate resources, none, dcl_temps."""
     used = {s.register for s in shape.slots}
     for resource_kind in spec.model.resource_kinds:
         for n in (0, 1):
