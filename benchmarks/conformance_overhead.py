@@ -41,7 +41,7 @@ from sm5.conformance import run as run_module
 from sm5.conformance.oracle_impl import OracleImplementation, clear_caches
 from sm5.conformance.run import run, vector_files
 from sm5.oracle.asm import parse_vector_program
-from sm5.oracle.spec import load_default
+from sm5.oracle.model.spec import load_default
 from sm5.vectors import format as vector_format
 from sm5.vectors.format import read_file
 

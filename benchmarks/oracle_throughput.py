@@ -1,9 +1,9 @@
 """Oracle executions per second, per instruction, measured in one run.
 
 For each instruction, the executable golden vectors (not the must-reject ones) are parsed once,
-then executed through ``sm5.oracle.executor.execute`` for at least ``--seconds`` seconds; a second
-figure includes parsing the program text and the state JSON every time (what a caller holding
-only vector text pays). This is the baseline later performance work is measured against.
+then executed through ``sm5.oracle.execution.executor.execute`` for at least ``--seconds`` seconds;
+a second figure includes parsing the program text and the state JSON every time (what a caller
+holding only vector text pays). This is the baseline later performance work is measured against.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from collections import defaultdict
 from pathlib import Path
 
 from sm5.oracle.asm import parse_program
-from sm5.oracle.executor import execute
-from sm5.oracle.spec import load_default
-from sm5.oracle.state import state_from_json
+from sm5.oracle.execution.executor import execute
+from sm5.oracle.machine.state import state_from_json
+from sm5.oracle.model.spec import load_default
 from sm5.vectors.format import Vector, iter_vectors
 from sm5.vectors.generate import GOLDEN
 

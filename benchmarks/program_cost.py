@@ -25,7 +25,7 @@ import time
 from collections.abc import Sequence
 
 from sm5.conformance.oracle_impl import OracleImplementation
-from sm5.oracle.spec import load_default
+from sm5.oracle.model.spec import load_default
 from sm5.vectors.format import Vector
 
 DOUBLES = "dcl_globalFlags enableDoublePrecisionFloatOps"

@@ -15,8 +15,8 @@ import resource
 import sys
 import time
 
+from sm5.oracle.model.spec import load_default
 from sm5.oracle.proofs import DEFAULT_WORK, run_all
-from sm5.oracle.spec import load_default
 
 #: The run must finish well inside this (seconds).
 LIMIT_SECONDS = 60.0

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from sm5.oracle.spec import default_root, load_spec
+from sm5.oracle.model.spec import default_root, load_spec
 from sm5.reports import build_report
 from sm5.reports.render import default_vector_paths
 

@@ -30,8 +30,8 @@ from sm5.conformance.run import (
     vector_files,
     write_results,
 )
-from sm5.oracle.fileio import atomic_write_text
-from sm5.oracle.options import count_or_zero, positive_seconds, word_list, writable_file
+from sm5.oracle.cli.options import count_or_zero, positive_seconds, word_list, writable_file
+from sm5.oracle.files.atomic import atomic_write_text
 from sm5.progress import Progress
 from sm5.vectors.format import Vector
 

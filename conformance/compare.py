@@ -17,8 +17,8 @@ from sm5.conformance.expectations import NONE, Expectation, Expectations
 from sm5.conformance.guards import guard_diffs, without_guards
 from sm5.conformance.interface import Result
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.program import COMPONENTS
-from sm5.oracle.state import (
+from sm5.oracle.machine.program import COMPONENTS
+from sm5.oracle.machine.state import (
     Accept,
     ExpectedResource,
     F32Nan,

@@ -66,8 +66,8 @@ from sm5.conformance.vector_facts import (
     sibling_tells_apart,
 )
 from sm5.oracle.errors import Sm5Error, SpecError
-from sm5.oracle.program import subject_of
-from sm5.oracle.yamlio import load_yaml
+from sm5.oracle.files.yamlio import load_yaml
+from sm5.oracle.machine.program import subject_of
 from sm5.vectors.format import Vector
 
 #: Recent look-ups kept (a run looks each vector up two or three times within one batch).

@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, TypeGuard
 
-from sm5.oracle.spec import Model, load_default
-from sm5.oracle.state import MachineState, state_from_json
+from sm5.oracle.machine.state import MachineState, state_from_json
+from sm5.oracle.model.spec import Model, load_default
 from sm5.vectors.format import Vector
 
 GUARD_BASE = 0xC0DE0000

@@ -5,9 +5,9 @@ the model declares; neither names an outcome or a file."""
 
 from __future__ import annotations
 
-from sm5.oracle.program import Program
-from sm5.oracle.spec import Model
-from sm5.oracle.state import Execution, MachineState
+from sm5.oracle.machine.program import Program
+from sm5.oracle.machine.state import Execution, MachineState
+from sm5.oracle.model.spec import Model
 
 
 def accesses_shared_memory(program: Program, model: Model) -> bool:

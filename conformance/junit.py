@@ -18,7 +18,7 @@ from typing import Any
 
 from sm5.conformance.compare import Verdict
 from sm5.conformance.run import RunReport
-from sm5.oracle.fileio import atomic_write_text
+from sm5.oracle.files.atomic import atomic_write_text
 
 #: How each verdict is written: the child element, or None for none (a pass).
 ELEMENT: dict[str, str | None] = {

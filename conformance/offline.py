@@ -34,7 +34,7 @@ from sm5.conformance.interface import Result
 from sm5.conformance.protocol import REPLY_KINDS, reply_result, request_line
 from sm5.conformance.run import Shard, iter_selected
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.fileio import atomic_write_bytes
+from sm5.oracle.files.atomic import atomic_write_bytes
 from sm5.vectors.format import Vector
 
 #: Reply kinds a recorded answer may hold: the protocol's, and the two a runner may record.

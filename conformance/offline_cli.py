@@ -30,7 +30,7 @@ from sm5.conformance.run import (
     vector_files,
     write_results,
 )
-from sm5.oracle.dxbc_cli import export
+from sm5.oracle.cli.dxbc import export
 from sm5.progress import Progress
 
 

@@ -15,14 +15,13 @@ from typing import Any, cast
 from sm5.conformance.guards import guard_sides, guards_kept, request_state
 from sm5.conformance.interface import Result
 from sm5.oracle.asm import parse_vector_program
-from sm5.oracle.asm_parser import forget_parsed
+from sm5.oracle.asm.parser import forget_parsed
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.executor import check_instructions, check_state, execute
-from sm5.oracle.interpreter import run_program
+from sm5.oracle.execution.executor import check_instructions, check_state, execute
+from sm5.oracle.execution.interpreter import run_program
 from sm5.oracle.legality import first_violation
-from sm5.oracle.program import Program
-from sm5.oracle.spec import Spec, load_default
-from sm5.oracle.state import (
+from sm5.oracle.machine.program import Program
+from sm5.oracle.machine.state import (
     Accept,
     Execution,
     ExpectedState,
@@ -36,6 +35,7 @@ from sm5.oracle.state import (
     resource_to_json,
     split64,
 )
+from sm5.oracle.model.spec import Spec, load_default
 from sm5.vectors.format import Vector
 
 CANONICAL_QNAN = 0x7FF8000000000000
@@ -57,7 +57,7 @@ def rejection(program: Program, target: str, runtime: str, formats: Formats
     typed views and which views have a hidden counter; it is the costly half of an execution,
     and golden vectors share programs, so it is computed once per distinct key (`_Plan`).
     (``test_conformance_golden`` checks on every golden vector that this path and
-    ``sm5.oracle.executor.execute`` agree.)
+    ``sm5.oracle.execution.executor.execute`` agree.)
     """
     bound = MachineState({}, {name: Resource("typed" if fmt else "structured", (), format=fmt,
                                              counter=0 if counter else None)
@@ -93,8 +93,8 @@ def _plan(program: tuple[str, ...]) -> _Plan:
 
 
 def _check_shape(program: Program, shape: Shape, target: str) -> None:
-    """``sm5.oracle.executor.check_state`` reads only the shape of the state: checked once per
-    (program, shape, target); a failure raises (and is not remembered)."""
+    """``sm5.oracle.execution.executor.check_state`` reads only the shape of the state: checked once
+    per (program, shape, target); a failure raises (and is not remembered)."""
     resources, registers, invocation = shape
     state = MachineState(dict.fromkeys(registers, (0, 0, 0, 0)),
                          {name: Resource(kind, (0,) * words, stride, count, fmt)
@@ -110,8 +110,8 @@ def _shape(state: MachineState) -> Shape:
 
 
 def oracle_execution(vector: Vector, state: MachineState) -> Execution:
-    """``sm5.oracle.executor.execute`` on the vector, with what depends only on the program (and
-    the context, the formats or the shape of the state) looked up in its plan."""
+    """``sm5.oracle.execution.executor.execute`` on the vector, with what depends only on the
+    program (and the context, the formats or the shape of the state) looked up in its plan."""
     plan = _plan(vector.program)
     formats = tuple(sorted((k, r.format, r.counter is not None)
                            for k, r in state.resources.items()))

@@ -32,7 +32,7 @@ from typing import Any
 from sm5.conformance.guards import without_guards
 from sm5.conformance.interface import Result
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.state import state_from_json
+from sm5.oracle.machine.state import state_from_json
 from sm5.vectors.format import Vector
 
 DEFAULT_TIMEOUT = 10.0

@@ -37,8 +37,8 @@ from sm5.conformance.run import (
     vector_files,
     write_results,
 )
+from sm5.oracle.cli.options import count_or_zero, positive_seconds, word_list, writable_file
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.options import count_or_zero, positive_seconds, word_list, writable_file
 from sm5.vectors.format import Vector
 
 #: User properties carrying a verdict from an xdist worker to the controller; plain strings, so

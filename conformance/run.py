@@ -36,7 +36,7 @@ from sm5.conformance.guards import request_vector
 from sm5.conformance.interface import Batching, Closeable, Implementation, Result
 from sm5.conformance.protocol import ImplementationBroken
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.fileio import atomic_write_text
+from sm5.oracle.files.atomic import atomic_write_text
 from sm5.vectors.format import Vector, VectorError, read_file, read_header
 
 _GLOB = re.compile(r"[*?\[]")

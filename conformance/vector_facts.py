@@ -3,8 +3,8 @@
 A vector id is ``<instruction>/<category>/<number>`` (the vector format), so the instruction and
 the category come from the id; the clauses and flags are the vector's own fields; the operand
 forms come from the instruction the vector is about (its subject, named by the id:
-``sm5.oracle.program.subject_positions``; the last one where the program holds several), each
-operand paired with its spec entry (name, role) and the width of the values it holds.
+``sm5.oracle.machine.program.subject_positions``; the last one where the program holds several),
+each operand paired with its spec entry (name, role) and the width of the values it holds.
 
 The width is the spec's, never an instruction name's: an operand is ``double`` when the spec
 says it holds doubles, by either of two declarations: a semantic input of 64 bits named after
@@ -22,8 +22,8 @@ from functools import cache, lru_cache
 
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.program import subject_of, subject_positions
-from sm5.oracle.spec import InstructionSpec, load_default
+from sm5.oracle.machine.program import subject_of, subject_positions
+from sm5.oracle.model.spec import InstructionSpec, load_default
 from sm5.vectors.format import Vector
 from sm5.vectors.siblings import tells_apart, with_sibling
 

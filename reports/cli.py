@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from sm5.oracle.options import writable_folder
-from sm5.oracle.spec import load_default, load_spec
+from sm5.oracle.cli.options import writable_folder
+from sm5.oracle.model.spec import load_default, load_spec
 from sm5.reports.render import build_report
 
 

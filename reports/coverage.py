@@ -14,8 +14,8 @@ from pathlib import Path
 
 from sm5.oracle.asm import parse_program
 from sm5.oracle.errors import AsmError
-from sm5.oracle.program import COMPONENTS, Instruction, subject_positions
-from sm5.oracle.spec import InstructionSpec, OperandSpec, Spec
+from sm5.oracle.machine.program import COMPONENTS, Instruction, subject_positions
+from sm5.oracle.model.spec import InstructionSpec, OperandSpec, Spec
 from sm5.vectors.format import Vector, canonical, read_file
 
 #: The class of a swizzle outside an operand's allowed list.

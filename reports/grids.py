@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sm5.oracle.program import IMMEDIATE_BITS
-from sm5.oracle.spec import InstructionSpec, Spec
+from sm5.oracle.machine.program import IMMEDIATE_BITS
+from sm5.oracle.model.spec import InstructionSpec, Spec
 from sm5.reports.coverage import (
     IMMEDIATE,
     OTHER_SWIZZLE,

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sm5.oracle.spec import Clause, InstructionSpec, SourceRef, Spec
+from sm5.oracle.model.spec import Clause, InstructionSpec, SourceRef, Spec
 from sm5.reports.coverage import VectorFile, VectorIndex, scan
 from sm5.reports.grids import (
     ILLEGAL_MARK,

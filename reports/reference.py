@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.spec import Binding, InstructionSpec, SourceRef, Spec
+from sm5.oracle.model.spec import Binding, InstructionSpec, SourceRef, Spec
 
 #: Worked examples shown in full per instruction (every case is listed by name).
 HAND_CASES_SHOWN = 3

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from sm5.oracle.fileio import atomic_write_text
-from sm5.oracle.spec import Spec, load_default
+from sm5.oracle.files.atomic import atomic_write_text
+from sm5.oracle.model.spec import Spec, load_default
 from sm5.reports.model import CATEGORIES, Report, gather
 
 REPORT_FILE = "index.html"

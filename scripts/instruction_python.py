@@ -22,7 +22,7 @@ APART = ("conformance/mutants",)
 #: The modules that define the rule language's operations on words: there a name such as
 #: ``ubfe`` or ``xor`` is the operation (a registry helper, or the operator behind
 #: ``uword_xor``) that an instruction's data calls, not the instruction.
-HELPER_MODULES = ("oracle/helpers.py", "oracle/words.py")
+HELPER_MODULES = ("oracle/rulelang/helpers.py", "oracle/rulelang/words.py")
 
 
 def pattern(name: str) -> re.Pattern[str]:
@@ -39,7 +39,7 @@ def pattern(name: str) -> re.Pattern[str]:
 def helper_names() -> set[str]:
     """The rule language's operations on words, by name: each registry helper and each operator
     suffix of a word helper (``uword_xor`` gives ``xor``)."""
-    from sm5.oracle.helpers import REGISTRY
+    from sm5.oracle.rulelang.helpers import REGISTRY
     names = set(REGISTRY)
     return names | {n.split("_", 1)[1] for n in REGISTRY if n.startswith(("uword_", "iword_"))}
 

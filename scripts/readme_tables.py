@@ -27,8 +27,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from sm5.oracle.fileio import atomic_write_text
-from sm5.oracle.spec import Spec, load_spec
+from sm5.oracle.files.atomic import atomic_write_text
+from sm5.oracle.model.spec import Spec, load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 MEASURED_VKD3D = ROOT / "conformance" / "vkd3d" / "measured.json"

@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.fileio import atomic_write_text
-from sm5.oracle.spec import load_spec
+from sm5.oracle.files.atomic import atomic_write_text
+from sm5.oracle.model.spec import load_spec
 from sm5.reports.reference import pages, stale, with_navigation
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -3,7 +3,7 @@ under its import name.
 
 The top-level folders are mapped into ``sm5`` by ``[tool.setuptools.package-dir]``; mypy finds
 modules by folder and does not read that table, so this script names every source file's module
-itself (``oracle/spec.py`` is ``sm5.oracle.spec``) and runs mypy's build on that list.
+itself (``oracle/model/spec.py`` is ``sm5.oracle.model.spec``) and runs mypy's build on that list.
 
     python scripts/typecheck.py
 """

@@ -22,7 +22,10 @@ from sm5 import pipeline
 from sm5.conformance import cli as conformance_cli
 from sm5.conformance import offline_cli
 from sm5.conformance.d3d11 import cli as d3d11_cli
-from sm5.oracle import dxbc_cli, exec_cli, prove_cli, spec_cli
+from sm5.oracle.cli import dxbc as dxbc_cli
+from sm5.oracle.cli import exec as exec_cli
+from sm5.oracle.cli import prove as prove_cli
+from sm5.oracle.cli import spec as spec_cli
 from sm5.oracle.errors import Sm5Error, bounded
 from sm5.reports import cli as reports_cli
 from sm5.vectors import cli as vectors_cli

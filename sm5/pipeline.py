@@ -31,11 +31,11 @@ from sm5.conformance.run import (
 )
 from sm5.conformance.subset import representative
 from sm5.conformance.vkd3d.expectations_file import vkd3d_expectations
+from sm5.oracle.cli.options import writable_folder
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.fileio import atomic_write_text
-from sm5.oracle.options import writable_folder
+from sm5.oracle.files.atomic import atomic_write_text
+from sm5.oracle.model.spec import load_default
 from sm5.oracle.proofs import results_to_json, run_all
-from sm5.oracle.spec import load_default
 from sm5.progress import Progress
 from sm5.reports import build_report
 from sm5.vectors.check import check as check_golden

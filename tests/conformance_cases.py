@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from sm5.oracle.asm import parse_program
-from sm5.oracle.executor import execute
-from sm5.oracle.state import expected_to_json, state_from_json
+from sm5.oracle.execution.executor import execute
+from sm5.oracle.machine.state import expected_to_json, state_from_json
 from sm5.vectors.format import Header, Vector, write_file
 
 DOUBLES = "dcl_globalFlags enableDoublePrecisionFloatOps"

@@ -20,11 +20,11 @@ import jsonschema
 import referencing
 import yaml
 
-from sm5.oracle.asm_parser import parse_line
+from sm5.oracle.asm.parser import parse_line
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.program import Instruction
-from sm5.oracle.spec import Spec
-from sm5.oracle.yamlio import field_path, load_yaml, schema
+from sm5.oracle.files.yamlio import field_path, load_yaml, schema
+from sm5.oracle.machine.program import Instruction
+from sm5.oracle.model.spec import Spec
 
 HAND_DIR = Path(__file__).resolve().parent / "hand"
 PENDING_DIR = HAND_DIR / "pending"

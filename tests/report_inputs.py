@@ -17,10 +17,10 @@ from sm5.conformance.cli import mutants_json as cli_mutants_json
 from sm5.conformance.implementations import resolve
 from sm5.conformance.run import run, write_results
 from sm5.oracle.asm import parse_program
-from sm5.oracle.executor import execute
+from sm5.oracle.execution.executor import execute
+from sm5.oracle.machine.state import expected_to_json, state_from_json
+from sm5.oracle.model.spec import Spec
 from sm5.oracle.proofs import TheoremResult, results_to_json
-from sm5.oracle.spec import Spec
-from sm5.oracle.state import expected_to_json, state_from_json
 from sm5.vectors.format import Header, Vector, iter_vectors, write_file
 
 STRUCT_U0 = "dcl_uav_structured u0, 16"

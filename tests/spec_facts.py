@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sm5.oracle.rules import Value
-from sm5.oracle.spec import InstructionSpec, Spec
+from sm5.oracle.model.spec import InstructionSpec, Spec
+from sm5.oracle.rulelang.rules import Value
 
 STRUCTURED = "structured"
 

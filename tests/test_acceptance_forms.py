@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from sm5.oracle.errors import SpecError, StateError
-from sm5.oracle.spec import default_root, load_default, load_spec
-from sm5.oracle.state import (
+from sm5.oracle.machine.state import (
     F32Nan,
     F64OneOf,
     OneOf,
@@ -23,6 +22,7 @@ from sm5.oracle.state import (
     one_of,
     register_accepts,
 )
+from sm5.oracle.model.spec import default_root, load_default, load_spec
 
 
 def test_one_of_accepts_exactly_its_values() -> None:

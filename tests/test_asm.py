@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from sm5.oracle.asm import format_line, format_program, parse_line, parse_program
 from sm5.oracle.errors import AsmError
-from sm5.oracle.program import NULL_FILE, Declaration, Instruction, Line, Operand, Program
-from sm5.oracle.spec import AuxInstruction, AuxOperand, Spec, load_default
+from sm5.oracle.machine.program import NULL_FILE, Declaration, Instruction, Line, Operand, Program
+from sm5.oracle.model.spec import AuxInstruction, AuxOperand, Spec, load_default
 
 SPEC = load_default()
 

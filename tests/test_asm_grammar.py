@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sm5.oracle.asm import format_line
-from sm5.oracle.asm_parser import parse_line, parse_program
+from sm5.oracle.asm.parser import parse_line, parse_program
 from sm5.oracle.errors import AsmError
 
 GRAMMAR = Path(__file__).resolve().parent.parent / "docs" / "asm-grammar.md"

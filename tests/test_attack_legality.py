@@ -8,8 +8,8 @@ import time
 import pytest
 
 from sm5.oracle.legality import violations
-from sm5.oracle.program import Declaration, Instruction, Operand, Program
-from sm5.oracle.spec import load_default
+from sm5.oracle.machine.program import Declaration, Instruction, Operand, Program
+from sm5.oracle.model.spec import load_default
 
 
 def _program(declarations: int) -> Program:

@@ -84,7 +84,7 @@ def test_pipeline_unknown_impl_fails_at_once(tmp_path: Path) -> None:
 
 def test_internal_error_exits_3_with_one_line(monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    from sm5.oracle import spec_cli
+    from sm5.oracle.cli import spec as spec_cli
 
     def broken(args: argparse.Namespace) -> int:
         raise ZeroDivisionError("a defect")

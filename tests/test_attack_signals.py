@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from process_group import sm5_group
 
-from sm5.oracle.spec import load_default
+from sm5.oracle.model.spec import load_default
 
 
 def _group_gone(pgid: int, seconds: float = 10.0) -> bool:

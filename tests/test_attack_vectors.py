@@ -23,7 +23,7 @@ from bounded_run import Completed, one_error_line
 from conformance_cases import all_vectors, write_vectors
 
 from sm5.cli import main
-from sm5.oracle.jsonl import read_lines
+from sm5.oracle.files.jsonl import read_lines
 from sm5.vectors.format import VectorError, read_file
 
 Edit = Callable[[list[bytes]], list[bytes]]
@@ -157,7 +157,7 @@ def test_plugin_reports_a_collection_error(tmp_path: Path, clean: list[bytes],
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_vectors_check_reports_a_problem(tmp_path: Path, clean: list[bytes], name: str) -> None:
-    from sm5.oracle.spec import load_default
+    from sm5.oracle.model.spec import load_default
     from sm5.vectors.check import check_file
     path = _attacked(tmp_path, clean, name)
     problems = check_file(path, load_default(), oracle=False)

@@ -11,7 +11,7 @@ import pytest
 from bounded_run import one_error_line, run_sm5
 
 from sm5.oracle.errors import SpecError, bounded
-from sm5.oracle.yamlio import MAX_YAML_BYTES, load_yaml
+from sm5.oracle.files.yamlio import MAX_YAML_BYTES, load_yaml
 
 SPEC_DIR = Path(__file__).resolve().parents[1] / "spec"
 

@@ -12,7 +12,7 @@ from conformance_cases import all_vectors, write_vectors
 from sm5.cli import main
 from sm5.conformance.expectations import ExpectationError, Expectations, load_expectations
 from sm5.conformance.vector_facts import operand_facts, operand_type
-from sm5.oracle.spec import load_default
+from sm5.oracle.model.spec import load_default
 from sm5.vectors.format import Vector
 
 DOUBLES = "dcl_globalFlags enableDoublePrecisionFloatOps"

@@ -15,9 +15,9 @@ from sm5.conformance.mutants.base import NaiveTranslator
 from sm5.conformance.oracle_impl import OracleImplementation, oracle_execution
 from sm5.conformance.run import iter_selected, run, vector_files
 from sm5.oracle.asm import parse_vector_program
-from sm5.oracle.executor import execute
-from sm5.oracle.spec import load_default
-from sm5.oracle.state import state_from_json
+from sm5.oracle.execution.executor import execute
+from sm5.oracle.machine.state import state_from_json
+from sm5.oracle.model.spec import load_default
 from sm5.vectors.format import Vector
 from sm5.vectors.programs import program_subjects
 

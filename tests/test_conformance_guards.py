@@ -24,7 +24,7 @@ from sm5.conformance.mutants.base import NaiveTranslator
 from sm5.conformance.oracle_impl import OracleImplementation
 from sm5.conformance.protocol import SubprocessImplementation
 from sm5.conformance.run import golden_dir, run_vector
-from sm5.oracle.state import MachineState, Resource
+from sm5.oracle.machine.state import MachineState, Resource
 from sm5.vectors.format import Vector, read_file
 
 IMPLS = Path(__file__).parent / "impls"

@@ -47,7 +47,7 @@ from sm5.conformance.interface import Result
 from sm5.conformance.run import iter_selected, run, vector_files
 from sm5.conformance.subset import representative
 from sm5.oracle.errors import NotExpressible
-from sm5.oracle.fileio import atomic_write_text
+from sm5.oracle.files.atomic import atomic_write_text
 from sm5.vectors.format import Vector
 
 #: Parts of the subset that pytest-xdist workers share out (see `_shared_results`).

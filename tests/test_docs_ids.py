@@ -13,8 +13,8 @@ import pytest
 from sm5.conformance.expectations import load_expectations, parse_expectations
 from sm5.conformance.run import iter_selected, vector_files
 from sm5.conformance.vkd3d.adapter import EXPECTATIONS_FILE
-from sm5.oracle.spec import load_default
-from sm5.oracle.yamlio import load_yaml
+from sm5.oracle.files.yamlio import load_yaml
+from sm5.oracle.model.spec import load_default
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The hand-written pages: the README and the manual, without the generated reference.

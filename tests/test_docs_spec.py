@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 from sm5.oracle.asm import parse_program
-from sm5.oracle.executor import execute
-from sm5.oracle.spec import load_spec
-from sm5.oracle.state import expected_to_json, state_from_json
+from sm5.oracle.execution.executor import execute
+from sm5.oracle.machine.state import expected_to_json, state_from_json
+from sm5.oracle.model.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = (ROOT / "docs" / "spec" / "adding-an-instruction.md").read_text(encoding="utf-8")

@@ -8,8 +8,8 @@ import pytest
 
 from sm5.oracle.asm import parse_program
 from sm5.oracle.legality import violations
-from sm5.oracle.spec import load_default
-from sm5.oracle.state import MachineState
+from sm5.oracle.machine.state import MachineState
+from sm5.oracle.model.spec import load_default
 
 SPEC = load_default()
 DOUBLE_OPERANDS = sorted(

@@ -29,10 +29,10 @@ from sm5.oracle.dxbc import (
     shader_container,
 )
 from sm5.oracle.dxbc.container import md5_blocks, md5_compress
-from sm5.oracle.encoding_spec import load_default_encoding
 from sm5.oracle.errors import ContainerError, EncodeError, Sm5Error
-from sm5.oracle.program import Declaration, Instruction, Line, Operand, Program
-from sm5.oracle.spec import load_default
+from sm5.oracle.machine.program import Declaration, Instruction, Line, Operand, Program
+from sm5.oracle.model.encoding import load_default_encoding
+from sm5.oracle.model.spec import load_default
 
 XYZW = "xyzw"
 

@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sm5.oracle.asm import parse_program
-from sm5.oracle.executor import execute
-from sm5.oracle.state import expected_to_json, state_from_json
+from sm5.oracle.execution.executor import execute
+from sm5.oracle.machine.state import expected_to_json, state_from_json
 
 EXAMPLES = int(os.environ.get("SM5_PROPERTY_EXAMPLES", "300"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None)

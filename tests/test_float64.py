@@ -12,8 +12,8 @@ import pytest
 import z3
 
 from sm5.oracle.errors import RuleError
-from sm5.oracle.helpers import REGISTRY, WIDTHS
-from sm5.oracle.rules import parse_rule
+from sm5.oracle.rulelang.helpers import REGISTRY, WIDTHS
+from sm5.oracle.rulelang.rules import parse_rule
 
 FLOAT_HELPERS = sorted(name for name, h in REGISTRY.items() if h.on_patterns)
 

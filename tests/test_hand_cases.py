@@ -24,9 +24,9 @@ from hand_cases import (
 )
 
 from sm5.oracle.asm import parse_program
-from sm5.oracle.executor import execute
-from sm5.oracle.spec import Spec, load_default
-from sm5.oracle.state import expected_to_json, state_from_json
+from sm5.oracle.execution.executor import execute
+from sm5.oracle.machine.state import expected_to_json, state_from_json
+from sm5.oracle.model.spec import Spec, load_default
 
 SPEC = load_default()
 LOADED = load_all(SPEC)

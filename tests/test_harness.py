@@ -14,9 +14,7 @@ import pytest
 from sm5.cli import main
 from sm5.oracle.asm import format_program, parse_program
 from sm5.oracle.dxbc import program_to_dxbc, read_container
-from sm5.oracle.errors import NotExpressible, StateError
-from sm5.oracle.executor import execute
-from sm5.oracle.harness import (
+from sm5.oracle.dxbc.harness import (
     Harness,
     RegisterSlot,
     StateLayout,
@@ -26,7 +24,9 @@ from sm5.oracle.harness import (
     decode_state,
     harness_to_json,
 )
-from sm5.oracle.state import MachineState, register_accepts, state_from_json
+from sm5.oracle.errors import NotExpressible, StateError
+from sm5.oracle.execution.executor import execute
+from sm5.oracle.machine.state import MachineState, register_accepts, state_from_json
 
 UAV = "unordered access view"
 SAMPLE_PROGRAM = [

@@ -14,11 +14,11 @@ import pytest
 
 from sm5.cli import main
 from sm5.oracle.asm import format_line
-from sm5.oracle.asm_parser import parse_line, parse_program
+from sm5.oracle.asm.parser import parse_line, parse_program
 from sm5.oracle.dxbc import encode_program
 from sm5.oracle.errors import AsmError, EncodeError
-from sm5.oracle.program import Instruction, Program
-from sm5.oracle.spec import InstructionSpec, load_default, load_spec
+from sm5.oracle.machine.program import Instruction, Program
+from sm5.oracle.model.spec import InstructionSpec, load_default, load_spec
 
 #: D3D11_SB_SYNC_THREADS_IN_GROUP, _THREAD_GROUP_SHARED_MEMORY, _UNORDERED_ACCESS_VIEW_MEMORY_GROUP,
 #: _UNORDERED_ACCESS_VIEW_MEMORY_GLOBAL: the bits the flags t, g, ugroup, uglobal set.

@@ -15,9 +15,9 @@ import pytest
 
 from sm5.oracle.asm import parse_program
 from sm5.oracle.errors import ExecError
-from sm5.oracle.executor import execute
-from sm5.oracle.interpreter import FANOUT, Inspected, Opaque, join, members
-from sm5.oracle.state import F64OneOf, Masked, OneOf, expected_to_json, state_from_json
+from sm5.oracle.execution.executor import execute
+from sm5.oracle.execution.interpreter import FANOUT, Inspected, Opaque, join, members
+from sm5.oracle.machine.state import F64OneOf, Masked, OneOf, expected_to_json, state_from_json
 
 DOUBLES = "dcl_globalFlags enableDoublePrecisionFloatOps"
 EXTENDED = "dcl_globalFlags enableDoublePrecisionFloatOps | enable11_1DoubleExtensions"

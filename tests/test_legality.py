@@ -15,10 +15,10 @@ import yaml
 from hand_cases import load_all
 
 from sm5.oracle.asm import parse_program
-from sm5.oracle.executor import execute
+from sm5.oracle.execution.executor import execute
 from sm5.oracle.legality import first_violation, violations
-from sm5.oracle.spec import instruction_document, load_default
-from sm5.oracle.state import MachineState, state_from_json
+from sm5.oracle.machine.state import MachineState, state_from_json
+from sm5.oracle.model.spec import instruction_document, load_default
 
 SPEC_DIR = Path(__file__).resolve().parents[1] / "spec"
 DOUBLES = "dcl_globalFlags enableDoublePrecisionFloatOps"

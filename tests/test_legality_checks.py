@@ -1,4 +1,4 @@
-"""The generated legality checks (``sm5.oracle.legality_checks``) against the interpreter
+"""The generated legality checks (``sm5.oracle.legality.checks``) against the interpreter
 (``sm5.oracle.legality.interpreted_rules``): the same broken rules in the same order, on the
 instruction of every golden vector and on hypothesis-drawn variations of them (other masks,
 swizzles, modifiers, saturation, targets and runtimes); where the generated function cannot
@@ -26,10 +26,10 @@ from sm5.oracle.legality import (
     program_features,
     violations,
 )
-from sm5.oracle.program import Instruction, Program
-from sm5.oracle.rules import parse_rule
-from sm5.oracle.spec import InstructionSpec, Spec, load_default
-from sm5.oracle.state import MachineState
+from sm5.oracle.machine.program import Instruction, Program
+from sm5.oracle.machine.state import MachineState
+from sm5.oracle.model.spec import InstructionSpec, Spec, load_default
+from sm5.oracle.rulelang.rules import parse_rule
 
 EXAMPLES = int(os.environ.get("SM5_PROPERTY_EXAMPLES", "300"))
 

@@ -1,14 +1,14 @@
-"""Reading source operands (``sm5.oracle.operands.components``), on hand-written operands: the
-swizzle widened by its last letter, a select read everywhere, immediates as written."""
+"""Reading source operands (``sm5.oracle.machine.operands.components``), on hand-written operands:
+the swizzle widened by its last letter, a select read everywhere, immediates as written."""
 
 from __future__ import annotations
 
 import pytest
 
 from sm5.oracle.errors import ExecError
-from sm5.oracle.operands import components
-from sm5.oracle.program import Operand
-from sm5.oracle.state import MachineState
+from sm5.oracle.machine.operands import components
+from sm5.oracle.machine.program import Operand
+from sm5.oracle.machine.state import MachineState
 
 STATE = MachineState({"r1": (10, 11, 12, 13)}, {})
 

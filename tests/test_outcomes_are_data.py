@@ -15,9 +15,11 @@ LAYERS = ("oracle", "vectors", "conformance", "reports", "sm5")
 #: table is read (checked equal to it at load); the reply kinds of the protocol share the word
 #: "rejected" with an outcome but mean a reply ("the implementation refused the program").
 ALLOWED = {
-    "oracle/spec.py": "the model's loader: it reads the tables (the word 'rejected' is an effect)",
-    "oracle/forms.py": "the builders of the model's acceptance forms, keyed by form name",
-    "oracle/state.py": "the JSON encoding of acceptance sets ({'one_of': [...]}), the vector "
+    "oracle/model/spec.py": "the model's loader: it reads the tables (the word 'rejected' is an "
+                            "effect)",
+    "oracle/machine/forms.py": "the builders of the model's acceptance forms, keyed by form name",
+    "oracle/machine/state.py": "the JSON encoding of acceptance sets ({'one_of': [...]}), the "
+                               "vector "
                        "format that each form's `json` field in the model shows",
     "conformance/protocol.py": "reply kind",
     "conformance/interface.py": "reply status",

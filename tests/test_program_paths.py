@@ -19,9 +19,9 @@ from sm5.conformance.interface import Implementation
 from sm5.conformance.mutants.base import NaiveTranslator
 from sm5.conformance.oracle_impl import OracleImplementation
 from sm5.oracle.asm import parse_program
-from sm5.oracle.executor import execute
-from sm5.oracle.spec import load_default
-from sm5.oracle.state import state_from_json
+from sm5.oracle.execution.executor import execute
+from sm5.oracle.machine.state import state_from_json
+from sm5.oracle.model.spec import load_default
 from sm5.vectors.build import expect_json
 from sm5.vectors.format import Vector
 

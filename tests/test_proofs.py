@@ -13,12 +13,10 @@ from pathlib import Path
 import pytest
 from spec_facts import STRUCTURED, one_per_shape, structured_address
 
-from sm5.oracle import prove_cli
-from sm5.oracle.clauses import classify, full_env
+from sm5.oracle.cli import prove as prove_cli
 from sm5.oracle.errors import Sm5Error, SpecError
-from sm5.oracle.proofs import results_to_json, run_all
-from sm5.oracle.rules import Value
-from sm5.oracle.spec import (
+from sm5.oracle.model.clauses import classify, full_env
+from sm5.oracle.model.spec import (
     Group,
     InstructionSpec,
     Spec,
@@ -27,8 +25,10 @@ from sm5.oracle.spec import (
     load_default,
     load_spec,
 )
-from sm5.oracle.theorems.availability import availability
-from sm5.oracle.theorems.base import TheoremResult
+from sm5.oracle.proofs import results_to_json, run_all
+from sm5.oracle.proofs.theorems.availability import availability
+from sm5.oracle.proofs.theorems.base import TheoremResult
+from sm5.oracle.rulelang.rules import Value
 
 SPEC = load_default()
 U32 = 2**32

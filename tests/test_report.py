@@ -14,7 +14,7 @@ import pytest
 from report_inputs import MARKUP_REASON, Inputs, write_inputs, write_json
 
 from sm5.cli import main
-from sm5.oracle.spec import Spec, default_root, load_default, load_spec
+from sm5.oracle.model.spec import Spec, default_root, load_default, load_spec
 from sm5.reports import build_report
 from sm5.reports.grids import Grid
 from sm5.reports.inputs import ReportError

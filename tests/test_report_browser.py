@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from report_inputs import Inputs, write_inputs
 
-from sm5.oracle.spec import Spec, load_default
+from sm5.oracle.model.spec import Spec, load_default
 from sm5.reports import build_report
 from sm5.vectors.format import iter_vectors
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sm5.oracle.errors import RuleError
-from sm5.oracle.rules import Value, parse_rule
+from sm5.oracle.rulelang.rules import Value, parse_rule
 
 
 def value(text: str, **env: Value) -> Value:

@@ -1,6 +1,6 @@
 """The compiled rule evaluator (``Rule.evaluate``, and ``Rule.holds`` for conditions) against the
-reference tree walker (``sm5.oracle.rules.evaluate``): same values, same errors, on every rule of
-the spec and on expressions that reach every node type and every error."""
+reference tree walker (``sm5.oracle.rulelang.rules.evaluate``): same values, same errors, on every
+rule of the spec and on expressions that reach every node type and every error."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from collections.abc import Iterator, Mapping
 import pytest
 
 from sm5.oracle.errors import RuleError
-from sm5.oracle.rules import Rule, Value, evaluate, parse_rule
-from sm5.oracle.spec import load_default
+from sm5.oracle.model.spec import load_default
+from sm5.oracle.rulelang.rules import Rule, Value, evaluate, parse_rule
 
 
 def spec_conditions() -> Iterator[Rule]:

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from sm5.oracle.asm_parser import parse_program
-from sm5.oracle.asm_printer import format_program
+from sm5.oracle.asm.parser import parse_program
+from sm5.oracle.asm.printer import format_program
 from sm5.oracle.dxbc import encode_program
+from sm5.oracle.dxbc.harness import build_harness
 from sm5.oracle.errors import SpecError
-from sm5.oracle.executor import execute
-from sm5.oracle.harness import build_harness
-from sm5.oracle.spec import Spec, default_root, load_spec
-from sm5.oracle.state import OneOf, expected_to_json, state_from_json
+from sm5.oracle.execution.executor import execute
+from sm5.oracle.machine.state import OneOf, expected_to_json, state_from_json
+from sm5.oracle.model.spec import Spec, default_root, load_spec
 
 #: A udiv-like instruction (quotient and remainder per component), either destination null.
 DIVMOD = (Path(__file__).resolve().parent / "synthetic" / "divmod.yaml").read_text(
@@ -119,8 +119,8 @@ def test_a_listed_write_order_keeps_the_last(tmp_path: Path) -> None:
 
 
 def test_either_order_of_numbers_and_classes() -> None:
-    from sm5.oracle.semantics import either
-    from sm5.oracle.state import F32Nan
+    from sm5.oracle.execution.semantics import either
+    from sm5.oracle.machine.state import F32Nan
     assert either([5, 5]) == 5
     assert either([5, OneOf((1, 2))]) == OneOf((1, 2, 5))
     assert either([5, F32Nan()]) is None  # no form holds a number and "some NaN": any value

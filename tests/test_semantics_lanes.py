@@ -1,4 +1,4 @@
-"""The generated lane functions (``sm5.oracle.semantics.lanes``) against the interpreter
+"""The generated lane functions (``sm5.oracle.execution.semantics.lanes``) against the interpreter
 (``gather``, ``full_env``, ``fired_in``): the same environment, in the same order, and the same
 clauses, on every lane of the golden vectors and on hypothesis-drawn register values; where the
 generated function cannot decide, the interpreter's result or error."""
@@ -16,14 +16,14 @@ from hypothesis import strategies as st
 from sm5.conformance.guards import request_state
 from sm5.conformance.run import iter_selected, vector_files
 from sm5.oracle.asm import parse_vector_program
-from sm5.oracle.bindings import gather, lanes_of
-from sm5.oracle.clauses import fired_in, full_env
 from sm5.oracle.errors import ExecError
-from sm5.oracle.program import Instruction, subject_of, subject_positions
-from sm5.oracle.rules import parse_rule
-from sm5.oracle.semantics.lanes import evaluate_lane, lane_function
-from sm5.oracle.spec import InstructionSpec, load_default
-from sm5.oracle.state import MachineState
+from sm5.oracle.execution.bindings import gather, lanes_of
+from sm5.oracle.execution.semantics.lanes import evaluate_lane, lane_function
+from sm5.oracle.machine.program import Instruction, subject_of, subject_positions
+from sm5.oracle.machine.state import MachineState
+from sm5.oracle.model.clauses import fired_in, full_env
+from sm5.oracle.model.spec import InstructionSpec, load_default
+from sm5.oracle.rulelang.rules import parse_rule
 
 EXAMPLES = int(os.environ.get("SM5_PROPERTY_EXAMPLES", "300"))
 

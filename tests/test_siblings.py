@@ -14,9 +14,9 @@ import pytest
 from sm5.conformance.compare import judge
 from sm5.conformance.interface import Result
 from sm5.oracle.errors import SpecError
+from sm5.oracle.model.siblings import Sibling, variant_document
+from sm5.oracle.model.spec import instruction_document, load_default
 from sm5.oracle.proofs import run_instruction
-from sm5.oracle.siblings import Sibling, variant_document
-from sm5.oracle.spec import instruction_document, load_default
 from sm5.vectors.format import Vector, read_file
 from sm5.vectors.shapes import GenerationError
 from sm5.vectors.siblings import check_siblings, sibling_state, with_sibling

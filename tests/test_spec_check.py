@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from sm5.cli import main
 from sm5.oracle.errors import SpecError
-from sm5.oracle.spec import instruction_document, load_spec
+from sm5.oracle.model.spec import instruction_document, load_spec
 
 SPEC_DIR = Path(__file__).resolve().parents[1] / "spec"
 FUZZ_EXAMPLES = int(os.environ.get("SM5_FUZZ_EXAMPLES", "2000"))

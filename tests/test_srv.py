@@ -19,10 +19,10 @@ import pytest
 from sm5.cli import main
 from sm5.oracle.asm import format_program, parse_program
 from sm5.oracle.dxbc import code_tokens, encode_program, program_to_dxbc, read_container
+from sm5.oracle.dxbc.harness import ViewBinding, build_harness, decode_state
 from sm5.oracle.errors import StateError
-from sm5.oracle.executor import execute
-from sm5.oracle.harness import ViewBinding, build_harness, decode_state
-from sm5.oracle.state import expected_to_json, state_from_json, state_to_json
+from sm5.oracle.execution.executor import execute
+from sm5.oracle.machine.state import expected_to_json, state_from_json, state_to_json
 from sm5.vectors.check import validator
 from sm5.vectors.format import Vector
 

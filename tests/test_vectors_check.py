@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sm5.cli import main
-from sm5.oracle.spec import load_default
+from sm5.oracle.model.spec import load_default
 from sm5.vectors.check import (
     check,
     check_file,

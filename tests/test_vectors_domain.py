@@ -7,8 +7,8 @@ import struct
 import pytest
 from spec_facts import one_per_shape
 
-from sm5.oracle import helpers
-from sm5.oracle.spec import load_default
+from sm5.oracle.model.spec import load_default
+from sm5.oracle.rulelang import helpers
 from sm5.vectors import domain
 from sm5.vectors.points import LEVEL_BUDGETS, Explorer
 

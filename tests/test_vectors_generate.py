@@ -7,7 +7,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from sm5.oracle.spec import load_default
+from sm5.oracle.model.spec import load_default
 from sm5.vectors.format import read_file
 from sm5.vectors.generate import MANIFEST, PLANS, generate
 from sm5.vectors.points import LEVEL_BUDGETS

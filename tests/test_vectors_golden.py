@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from functools import cache
 
 from sm5.oracle.asm import parse_program
-from sm5.oracle.operands import components, scalar
-from sm5.oracle.program import Instruction, subject_of, subject_positions
-from sm5.oracle.spec import load_default
-from sm5.oracle.state import MachineState, state_from_json
+from sm5.oracle.machine.operands import components, scalar
+from sm5.oracle.machine.program import Instruction, subject_of, subject_positions
+from sm5.oracle.machine.state import MachineState, state_from_json
+from sm5.oracle.model.spec import load_default
 from sm5.vectors import domain, shapes
 from sm5.vectors.format import Vector, iter_vectors, read_file
 from sm5.vectors.generate import GOLDEN, MANIFEST

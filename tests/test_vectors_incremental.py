@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sm5.cli import main
-from sm5.oracle.spec import load_default
+from sm5.oracle.model.spec import load_default
 from sm5.vectors import incremental
 from sm5.vectors.generate import GOLDEN
 from sm5.vectors.programs import program_subjects

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from sm5.oracle.spec import Spec, load_default
+from sm5.oracle.model.spec import Spec, load_default
 from sm5.vectors.build import to_vector
 from sm5.vectors.format import Vector
 from sm5.vectors.points import LEVEL_BUDGETS, Explorer
@@ -141,8 +141,8 @@ def test_alias_vectors_are_executed(spec: Spec, name: str) -> None:
 
 def _run(spec: Spec, program: list[str], state: dict[str, object]) -> dict[str, object]:
     from sm5.oracle.asm import parse_vector_program
-    from sm5.oracle.executor import execute
-    from sm5.oracle.state import expected_to_json, state_from_json
+    from sm5.oracle.execution.executor import execute
+    from sm5.oracle.machine.state import expected_to_json, state_from_json
 
     result = execute(parse_vector_program(tuple(program)), state_from_json(state), target="cs_5_0",
                      runtime="11.0", spec=spec)

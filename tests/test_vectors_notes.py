@@ -12,9 +12,9 @@ from conformance_cases import all_vectors, write_vectors
 
 from sm5.cli import main
 from sm5.conformance.run import iter_selected
-from sm5.oracle.dxbc_cli import export
+from sm5.oracle.cli.dxbc import export
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.spec import load_default
+from sm5.oracle.model.spec import load_default
 from sm5.vectors.check import check_file
 from sm5.vectors.format import read_file
 from sm5.vectors.generate import GOLDEN

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import Phase, find, given, settings
 
-from sm5.oracle.spec import load_default
+from sm5.oracle.model.spec import load_default
 from sm5.vectors.check import check_file
 from sm5.vectors.format import read_file
 from sm5.vectors.instances import Case

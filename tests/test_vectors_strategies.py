@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from spec_facts import one_per_shape
 
 from sm5.oracle.asm import parse_program
-from sm5.oracle.executor import execute
-from sm5.oracle.spec import load_default
-from sm5.oracle.state import state_from_json
+from sm5.oracle.execution.executor import execute
+from sm5.oracle.machine.state import state_from_json
+from sm5.oracle.model.spec import load_default
 from sm5.vectors.build import run
 from sm5.vectors.instances import Case, Shape
 from sm5.vectors.realize import assemble

@@ -17,9 +17,14 @@ from sm5.conformance.compare import state_diffs
 from sm5.conformance.expectations import ExpectationError, parse_expectations
 from sm5.conformance.vkd3d.adapter import TargetUnavailable, Vkd3dLavapipe, create
 from sm5.oracle.asm import parse_vector_program
+from sm5.oracle.dxbc.harness import build_harness, decode_state, harness_to_json
 from sm5.oracle.errors import StateError
-from sm5.oracle.harness import build_harness, decode_state, harness_to_json
-from sm5.oracle.state import expected_from_json, expected_to_json, state_from_json, state_to_json
+from sm5.oracle.machine.state import (
+    expected_from_json,
+    expected_to_json,
+    state_from_json,
+    state_to_json,
+)
 from sm5.vectors.format import Vector
 
 COUNTED = {"kind": "structured", "stride": 4, "count": 2, "counter": 7, "data": [10, 11]}

@@ -40,9 +40,9 @@ from sm5.conformance.vkd3d.child import ChildFailed, IsolatedRunner, Job, Reply
 from sm5.conformance.vkd3d.vulkan_runner import BufferBinding, RunOutput
 from sm5.oracle.asm import parse_program, parse_vector_program
 from sm5.oracle.dxbc import program_to_dxbc
+from sm5.oracle.dxbc.harness import build_harness
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.harness import build_harness
-from sm5.oracle.state import state_from_json
+from sm5.oracle.machine.state import state_from_json
 
 BATCH_SCRIPT = """
 import json, os, signal, sys, time

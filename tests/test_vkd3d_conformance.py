@@ -56,10 +56,10 @@ from sm5.conformance.vkd3d.vulkan_runner import (
 )
 from sm5.oracle.asm import parse_program
 from sm5.oracle.dxbc import program_to_dxbc
-from sm5.oracle.fileio import atomic_write_text
-from sm5.oracle.harness import build_harness
-from sm5.oracle.spec import load_default
-from sm5.oracle.state import state_from_json
+from sm5.oracle.dxbc.harness import build_harness
+from sm5.oracle.files.atomic import atomic_write_text
+from sm5.oracle.machine.state import state_from_json
+from sm5.oracle.model.spec import load_default
 from sm5.vectors.format import Vector
 
 WRAP_FLAG = "z3-witness"

@@ -23,10 +23,10 @@ from sm5.conformance.vkd3d.adapter import (
     needs_isolation,
 )
 from sm5.oracle.asm import parse_vector_program
-from sm5.oracle.harness import WORD_BYTES
-from sm5.oracle.options import OptionError
-from sm5.oracle.spec import load_default
-from sm5.oracle.state import state_from_json
+from sm5.oracle.cli.options import OptionError
+from sm5.oracle.dxbc.harness import WORD_BYTES
+from sm5.oracle.machine.state import state_from_json
+from sm5.oracle.model.spec import load_default
 from sm5.vectors.format import Vector
 
 

@@ -12,12 +12,19 @@ import pytest
 import z3
 
 from sm5.cli import main
-from sm5.oracle.clauses import full_env
 from sm5.oracle.errors import RuleError
-from sm5.oracle.helpers import OPERATORS, REGISTRY, SPECIAL_SETS, WIDTHS, WORD_EDGES, WORD_TYPES
-from sm5.oracle.rules import Value, evaluate, parse_rule
-from sm5.oracle.spec import Clause, Derived, Group, Input, Semantics, SourceRef
-from sm5.oracle.z3rules import Encoding, decode, evaluate_at, symbols, translate
+from sm5.oracle.model.clauses import full_env
+from sm5.oracle.model.spec import Clause, Derived, Group, Input, Semantics, SourceRef
+from sm5.oracle.proofs.z3rules import Encoding, decode, evaluate_at, symbols, translate
+from sm5.oracle.rulelang.helpers import (
+    OPERATORS,
+    REGISTRY,
+    SPECIAL_SETS,
+    WIDTHS,
+    WORD_EDGES,
+    WORD_TYPES,
+)
+from sm5.oracle.rulelang.rules import Value, evaluate, parse_rule
 from sm5.vectors.domain import Boundaries
 
 ENCODINGS: tuple[Encoding, ...] = ("bv", "int")

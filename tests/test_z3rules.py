@@ -10,12 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from spec_facts import one_per_shape
 
-from sm5.oracle.clauses import full_env
 from sm5.oracle.errors import RuleError
-from sm5.oracle.helpers import WORD_TYPES
-from sm5.oracle.rules import Rule, Value, parse_rule
-from sm5.oracle.spec import Input, InstructionSpec, Semantics, load_default
-from sm5.oracle.z3rules import (
+from sm5.oracle.model.clauses import full_env
+from sm5.oracle.model.spec import Input, InstructionSpec, Semantics, load_default
+from sm5.oracle.proofs.z3rules import (
     Encoding,
     Term,
     constants,
@@ -26,6 +24,8 @@ from sm5.oracle.z3rules import (
     to_z3,
     translate,
 )
+from sm5.oracle.rulelang.helpers import WORD_TYPES
+from sm5.oracle.rulelang.rules import Rule, Value, parse_rule
 
 ENCODINGS: tuple[Encoding, ...] = ("bv", "int")
 SPEC = load_default()

@@ -1,8 +1,8 @@
 """Case -> Vector: run the oracle and record what it says.
 
 Expectations are never written by hand: the outcomes, the expected state (acceptance sets), the
-clauses fired and, for an illegal instance, the rule come from ``sm5.oracle.executor``. Every
-non-exact acceptance set is tied to the clauses that allow it (``expect.allowed_by``).
+clauses fired and, for an illegal instance, the rule come from ``sm5.oracle.execution.executor``.
+Every non-exact acceptance set is tied to the clauses that allow it (``expect.allowed_by``).
 """
 
 from __future__ import annotations
@@ -11,17 +11,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sm5.oracle.asm import parse_vector_program
-from sm5.oracle.executor import execute
+from sm5.oracle.execution.executor import execute
 from sm5.oracle.legality import violations
-from sm5.oracle.program import COMPONENTS
-from sm5.oracle.spec import Spec
-from sm5.oracle.state import (
+from sm5.oracle.machine.program import COMPONENTS
+from sm5.oracle.machine.state import (
     Execution,
     ExpectedState,
     expected_to_json,
     state_from_json,
     step_to_json,
 )
+from sm5.oracle.model.spec import Spec
 from sm5.vectors.format import Vector
 from sm5.vectors.instances import Case
 

@@ -22,9 +22,9 @@ from typing import Any
 import jsonschema
 
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.jsonl import decode_line
-from sm5.oracle.spec import Spec, load_default
-from sm5.oracle.yamlio import schema
+from sm5.oracle.files.jsonl import decode_line
+from sm5.oracle.files.yamlio import schema
+from sm5.oracle.model.spec import Spec, load_default
 from sm5.vectors import incremental
 from sm5.vectors.build import to_vector
 from sm5.vectors.format import FORMAT, PROGRAM_FORMAT, Vector, VectorError, canonical

@@ -7,8 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-from sm5.oracle.options import OptionError, writable_folder
-from sm5.oracle.spec import load_default
+from sm5.oracle.cli.options import OptionError, writable_folder
+from sm5.oracle.model.spec import load_default
 from sm5.progress import Progress
 from sm5.vectors.check import check, check_incremental
 from sm5.vectors.format import VectorError, read_header

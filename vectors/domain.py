@@ -1,6 +1,6 @@
 """Choice sets derived from the spec: what an instance or a state may hold, and its boundaries.
 
-Everything here is a pure function of ``sm5.oracle.spec`` data. Operand choices (files, masks,
+Everything here is a pure function of ``sm5.oracle.model.spec`` data. Operand choices (files, masks,
 swizzles, selects, modifiers, resource kinds) come from the operand tables and the machine
 model; the (target, runtime) cells from the availability tables; boundary values of a semantic
 input from the comparisons of the instruction's rules, solved for that input. Nothing about a
@@ -20,12 +20,10 @@ from fractions import Fraction
 from functools import cache
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from sm5.oracle import helpers
-from sm5.oracle.clauses import full_env
 from sm5.oracle.errors import RuleError
-from sm5.oracle.program import COMPONENTS
-from sm5.oracle.rules import Rule, Value, evaluate
-from sm5.oracle.spec import (
+from sm5.oracle.machine.program import COMPONENTS
+from sm5.oracle.model.clauses import full_env
+from sm5.oracle.model.spec import (
     ALL_MODIFIERS,
     InstructionSpec,
     OperandSpec,
@@ -33,6 +31,8 @@ from sm5.oracle.spec import (
     Spec,
     Target,
 )
+from sm5.oracle.rulelang import helpers
+from sm5.oracle.rulelang.rules import Rule, Value, evaluate
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -483,8 +483,8 @@ class Boundaries:
     * ``wrap``: where the address formula crosses 2^w (a naive w-bit implementation wraps there).
 
     64-bit inputs are doubles (the only 64-bit register values of SM5): they get the binary64
-    specials (``sm5.oracle.helpers.F64``). An input that reaches an argument of a helper gets
-    the special values the registry gives that argument (float32 patterns, the float32 edges of
+    specials (``sm5.oracle.rulelang.helpers.F64``). An input that reaches an argument of a helper
+    gets the special values the registry gives that argument (float32 patterns, the float32 edges of
     a narrowing, shift counts, ...).
     """
 
@@ -663,7 +663,7 @@ def _zero_tested(rules: Iterable[Rule], name: str) -> bool:
 def _special_inputs(semantics: Semantics) -> dict[str, tuple[helpers.Specials, ...]]:
     """For each input that reaches an argument of a helper (in a derived value, a scope, a
     clause condition or an accepted value), the special-value sets of the registry for those
-    arguments, in the order of :data:`sm5.oracle.helpers.SPECIAL_SETS`."""
+    arguments, in the order of :data:`sm5.oracle.rulelang.helpers.SPECIAL_SETS`."""
     rules: list[Rule] = [d.expr for d in semantics.derived]
     for g in semantics.groups:
         rules.append(g.scope)

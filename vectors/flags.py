@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from functools import cache
 
-from sm5.oracle.yamlio import schema
+from sm5.oracle.files.yamlio import schema
 
 
 @cache

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from sm5.oracle.errors import Sm5Error, StateError, bounded
-from sm5.oracle.fileio import publish
-from sm5.oracle.jsonl import FORMAT as FORMAT
-from sm5.oracle.jsonl import PROGRAM_FORMAT as PROGRAM_FORMAT
-from sm5.oracle.jsonl import SUBJECT_KEYS, check_header, decode_line, read_lines
-from sm5.oracle.state import MachineState, expected_from_json, state_from_json
+from sm5.oracle.files.atomic import publish
+from sm5.oracle.files.jsonl import FORMAT as FORMAT
+from sm5.oracle.files.jsonl import PROGRAM_FORMAT as PROGRAM_FORMAT
+from sm5.oracle.files.jsonl import SUBJECT_KEYS, check_header, decode_line, read_lines
+from sm5.oracle.machine.state import MachineState, expected_from_json, state_from_json
 from sm5.vectors.flags import notes_for
 
 
@@ -70,12 +70,12 @@ class Vector:
     reason: str = ""
     provenance: Mapping[str, Any] | None = field(default=None)
     #: Version 2: the positions (among the program's instructions) of those the vector is
-    #: about, and each executed step's record (``sm5.oracle.state.step_to_json``).
+    #: about, and each executed step's record (``sm5.oracle.machine.state.step_to_json``).
     subject: tuple[int, ...] | None = None
     steps: tuple[Mapping[str, Any], ...] | None = None
     #: The typed form of ``state`` when the vector was read from JSON: its field checks build
-    #: it (``sm5.oracle.state.state_from_json``), so a reader of typed values need not build it
-    #: again. No part of the vector's value: not compared, not printed, and not carried by
+    #: it (``sm5.oracle.machine.state.state_from_json``), so a reader of typed values need not build
+    #: it again. No part of the vector's value: not compared, not printed, and not carried by
     #: ``dataclasses.replace``.
     decoded_state: MachineState | None = field(default=None, init=False, compare=False,
                                                repr=False)
@@ -232,7 +232,7 @@ def read_header(path: Path) -> Header:
 
 def read_file(path: Path) -> tuple[Header, Iterator[Vector]]:
     """The header and a lazy iterator over the vectors of one file (memory stays flat); the
-    header's ``count`` is enforced (``sm5.oracle.jsonl``)."""
+    header's ``count`` is enforced (``sm5.oracle.files.jsonl``)."""
     doc, lines = read_lines(path, VectorError)
     header = _header(doc, f"{path}:1")
     return header, (Vector.from_json(value, where) for where, value in lines)

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sm5.oracle.fileio import atomic_write_text, publish
-from sm5.oracle.spec import Spec, default_root, load_default, load_spec
+from sm5.oracle.files.atomic import atomic_write_text, publish
+from sm5.oracle.model.spec import Spec, default_root, load_default, load_spec
 from sm5.vectors.build import to_vector
 from sm5.vectors.flags import notes_for
 from sm5.vectors.format import FORMAT, PROGRAM_FORMAT, Header, Vector, canonical

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.fileio import atomic_write_text
-from sm5.oracle.yamlio import load_yaml
+from sm5.oracle.files.atomic import atomic_write_text
+from sm5.oracle.files.yamlio import load_yaml
 from sm5.vectors.programs import PROGRAMS
 
 RECORD_FORMAT = "sm5-vectors-check/1"

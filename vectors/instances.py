@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
 from sm5.oracle.asm import format_line
-from sm5.oracle.program import (
+from sm5.oracle.machine.program import (
     COMPONENTS,
     IMMEDIATE_BITS,
     NULL_FILE,
@@ -26,8 +26,8 @@ from sm5.oracle.program import (
     Operand,
     Program,
 )
-from sm5.oracle.spec import InstructionSpec, Spec
-from sm5.oracle.state import MachineState, Resource, join64
+from sm5.oracle.machine.state import MachineState, Resource, join64
+from sm5.oracle.model.spec import InstructionSpec, Spec
 from sm5.vectors import domain
 
 T = TypeVar("T")

@@ -4,7 +4,7 @@ For every *context* (a combination of the finite-domain inputs: memory file and 
 width, modifiers, invocation) and every clause that can fire there, the generator finds a first
 point firing the clause (depth-first over the boundary candidates of each input, candidates
 recomputed as earlier inputs are fixed), then varies one input at a time over all its
-boundary candidates around that point. Each point is classified with ``sm5.oracle.clauses``; a
+boundary candidates around that point. Each point is classified with ``sm5.oracle.model.clauses``; a
 clause of the spec that no point fires stops generation.
 """
 
@@ -15,10 +15,10 @@ import copy
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from sm5.oracle.clauses import classify, full_env
 from sm5.oracle.errors import RuleError, Sm5Error
-from sm5.oracle.rules import Value, evaluate
-from sm5.oracle.spec import Clause, Group, InstructionSpec, Semantics, Spec
+from sm5.oracle.model.clauses import classify, full_env
+from sm5.oracle.model.spec import Clause, Group, InstructionSpec, Semantics, Spec
+from sm5.oracle.rulelang.rules import Value, evaluate
 from sm5.vectors import domain
 from sm5.vectors.domain import Boundaries, Candidate
 from sm5.vectors.instances import Chooser, Unrealizable

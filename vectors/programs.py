@@ -18,8 +18,8 @@ from typing import Any
 
 from sm5.oracle.asm import parse_program
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.spec import Spec
-from sm5.oracle.yamlio import load_yaml, validate
+from sm5.oracle.files.yamlio import load_yaml, validate
+from sm5.oracle.model.spec import Spec
 from sm5.vectors.build import to_vector
 from sm5.vectors.format import Vector
 from sm5.vectors.instances import Case

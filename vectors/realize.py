@@ -1,7 +1,7 @@
 """Realizers: semantic inputs (a point) -> an instance and a state that make the oracle see them.
 
-This is the inverse of each ``sm5.oracle.semantics`` function, and like those it is the one
-instruction-specific piece: which operand carries which input, which inputs shape the resource.
+This is the inverse of each ``sm5.oracle.execution.semantics`` function, and like those it is the
+one instruction-specific piece: which operand carries which input, which inputs shape the resource.
 Each realizer has two parts. ``conform`` adjusts a shape to the finite-domain inputs of a point
 (memory file and kind, mask width, modifiers, ``_sat``, invocation) and to its resource
 dimensions; ``place`` asks the :class:`~vectors.instances.Assembler` for the operand values.
@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from sm5.oracle.bindings import lanes_in_mask
-from sm5.oracle.clauses import address_of
-from sm5.oracle.program import COMPONENTS, NULL_FILE
-from sm5.oracle.rules import Value
-from sm5.oracle.spec import LANE_COMPONENT, InstructionSpec, Spec
-from sm5.oracle.state import split64
+from sm5.oracle.execution.bindings import lanes_in_mask
+from sm5.oracle.machine.program import COMPONENTS, NULL_FILE
+from sm5.oracle.machine.state import split64
+from sm5.oracle.model.clauses import address_of
+from sm5.oracle.model.spec import LANE_COMPONENT, InstructionSpec, Spec
+from sm5.oracle.rulelang.rules import Value
 from sm5.vectors import domain
 from sm5.vectors.instances import Assembler, Case, Chooser, Dims, Shape, Unrealizable
 from sm5.vectors.shapes import legal_typed

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sm5.oracle.spec import Spec, load_default
+from sm5.oracle.model.spec import Spec, load_default
 from sm5.vectors.build import to_vector
 from sm5.vectors.format import Header, Vector, read_file, write_file
 from sm5.vectors.instances import Case

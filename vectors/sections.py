@@ -32,9 +32,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from sm5.oracle.program import IMMEDIATE_BITS
-from sm5.oracle.rules import Value
-from sm5.oracle.spec import InstructionSpec, OperandSpec, Semantics, Spec
+from sm5.oracle.machine.program import IMMEDIATE_BITS
+from sm5.oracle.model.spec import InstructionSpec, OperandSpec, Semantics, Spec
+from sm5.oracle.rulelang.rules import Value
 from sm5.vectors import domain
 from sm5.vectors.instances import Case, Chooser, RandomChooser, Shape, Unrealizable
 from sm5.vectors.points import Explorer, Point

@@ -19,10 +19,10 @@ from dataclasses import dataclass, replace
 
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.legality import violations as oracle_violations
-from sm5.oracle.program import IMMEDIATE_BITS, NULL_FILE
-from sm5.oracle.rules import Value
-from sm5.oracle.spec import MEMORY_ALIAS, InstructionSpec, OperandSpec, Spec
-from sm5.oracle.state import MachineState, Resource
+from sm5.oracle.machine.program import IMMEDIATE_BITS, NULL_FILE
+from sm5.oracle.machine.state import MachineState, Resource
+from sm5.oracle.model.spec import MEMORY_ALIAS, InstructionSpec, OperandSpec, Spec
+from sm5.oracle.rulelang.rules import Value
 from sm5.vectors import domain
 from sm5.vectors.instances import (
     DEFAULT_DIMS,

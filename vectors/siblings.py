@@ -13,16 +13,16 @@ from typing import Any
 
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.executor import execute
-from sm5.oracle.siblings import Sibling
-from sm5.oracle.spec import Spec
-from sm5.oracle.state import (
+from sm5.oracle.execution.executor import execute
+from sm5.oracle.machine.state import (
     ExpectedState,
     accepts,
     expected_from_json,
     register_accepts,
     state_from_json,
 )
+from sm5.oracle.model.siblings import Sibling
+from sm5.oracle.model.spec import Spec
 from sm5.vectors.format import Vector
 from sm5.vectors.shapes import GenerationError
 

@@ -23,7 +23,7 @@ from typing import TypeVar
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from sm5.oracle.spec import Spec, load_default
+from sm5.oracle.model.spec import Spec, load_default
 from sm5.vectors import domain
 from sm5.vectors.instances import Case, Shape, Unrealizable
 from sm5.vectors.points import LEVEL_BUDGETS, Explorer, Point

@@ -46,8 +46,8 @@ from sm5.conformance.interface import Result
 from sm5.conformance.isolation import names_shared_memory, voids_shared_memory
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.executor import execute
-from sm5.oracle.spec import load_default
+from sm5.oracle.execution.executor import execute
+from sm5.oracle.model.spec import load_default
 from sm5.vectors.format import Vector
 
 NAME = "d3d11"

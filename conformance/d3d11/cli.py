@@ -13,7 +13,7 @@ from sm5.conformance.d3d11.stream import Record, record_of, write_stream
 from sm5.conformance.guards import request_vector
 from sm5.conformance.run import iter_selected, vector_files
 from sm5.oracle.errors import NotExpressible, Sm5Error
-from sm5.oracle.fileio import atomic_write_bytes
+from sm5.oracle.files.atomic import atomic_write_bytes
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

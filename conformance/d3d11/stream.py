@@ -44,16 +44,16 @@ from sm5.conformance.guards import GUARD_KEY, request_state
 from sm5.conformance.interface import Result
 from sm5.oracle.asm import parse_line, parse_vector_program
 from sm5.oracle.dxbc import program_to_dxbc
-from sm5.oracle.errors import NotExpressible, Sm5Error
-from sm5.oracle.harness import (
+from sm5.oracle.dxbc.harness import (
     HARNESS_TARGET,
     Harness,
     ViewBinding,
     build_harness,
     decode_state,
 )
-from sm5.oracle.program import Program
-from sm5.oracle.state import state_from_json, state_to_json
+from sm5.oracle.errors import NotExpressible, Sm5Error
+from sm5.oracle.machine.program import Program
+from sm5.oracle.machine.state import state_from_json, state_to_json
 from sm5.vectors.format import Vector
 
 STREAM_MAGIC = b"SM5D3D11"

@@ -8,7 +8,7 @@ single-component mask, the other components of the register are clobbered.
 from __future__ import annotations
 
 from sm5.conformance.mutants.base import Machine, NaiveTranslator
-from sm5.oracle.program import Operand
+from sm5.oracle.machine.program import Operand
 
 
 class AtomicDstBroadcast(NaiveTranslator):

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from sm5.conformance.mutants.base import Machine, NaiveTranslator, load, store
-from sm5.oracle.program import Instruction
-from sm5.oracle.spec import InstructionSpec
+from sm5.oracle.machine.program import Instruction
+from sm5.oracle.model.spec import InstructionSpec
 
 
 class AtomicDstWrittenFirst(NaiveTranslator):

@@ -8,7 +8,7 @@ instead of truncating does not.
 from __future__ import annotations
 
 from sm5.conformance.mutants.base import U32, NaiveTranslator
-from sm5.oracle.spec import InstructionSpec
+from sm5.oracle.model.spec import InstructionSpec
 
 
 class AtomicSaturates(NaiveTranslator):

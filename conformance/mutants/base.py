@@ -20,8 +20,8 @@ from sm5.conformance.interface import Result
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.legality import violations
-from sm5.oracle.program import COMPONENTS, Instruction, Operand, Program
-from sm5.oracle.spec import InstructionSpec, LegalityRule, MemoryAccess, load_default
+from sm5.oracle.machine.program import COMPONENTS, Instruction, Operand, Program
+from sm5.oracle.model.spec import InstructionSpec, LegalityRule, MemoryAccess, load_default
 from sm5.vectors.format import Vector
 
 U32 = 0xFFFFFFFF

@@ -9,8 +9,8 @@ comparand when memory equals the new value.
 from __future__ import annotations
 
 from sm5.conformance.mutants.base import Machine, NaiveTranslator
-from sm5.oracle.program import Instruction
-from sm5.oracle.spec import InstructionSpec
+from sm5.oracle.machine.program import Instruction
+from sm5.oracle.model.spec import InstructionSpec
 
 
 class CmpExchOperandsSwapped(NaiveTranslator):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from sm5.conformance.mutants.base import NaiveTranslator
-from sm5.oracle.spec import InstructionSpec
+from sm5.oracle.model.spec import InstructionSpec
 
 
 class CounterReturnsOriginal(NaiveTranslator):

@@ -8,7 +8,7 @@ downlevel allowance to atomics accepts them.
 from __future__ import annotations
 
 from sm5.conformance.mutants.base import NaiveTranslator
-from sm5.oracle.spec import LegalityRule, load_default
+from sm5.oracle.model.spec import LegalityRule, load_default
 from sm5.vectors.format import Vector
 
 

@@ -8,7 +8,7 @@ position, so a double can be assembled from halves of both sources.
 from __future__ import annotations
 
 from sm5.conformance.mutants.base import U32, Machine, NaiveTranslator
-from sm5.oracle.program import COMPONENTS, Instruction
+from sm5.oracle.machine.program import COMPONENTS, Instruction
 
 
 class DmovcPerComponent(NaiveTranslator):

@@ -8,7 +8,7 @@ validator modelled on a translator forgets the global flag.
 from __future__ import annotations
 
 from sm5.conformance.mutants.base import NaiveTranslator
-from sm5.oracle.spec import LegalityRule
+from sm5.oracle.model.spec import LegalityRule
 from sm5.vectors.format import Vector
 
 

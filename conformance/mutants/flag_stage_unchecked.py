@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sm5.conformance.mutants.base import NaiveTranslator
 from sm5.conformance.mutants.validator_helpers import reads
-from sm5.oracle.spec import FLAG_FEATURE, LegalityRule
+from sm5.oracle.model.spec import FLAG_FEATURE, LegalityRule
 from sm5.vectors.format import Vector
 
 

@@ -13,10 +13,10 @@ from sm5.conformance.mutants.base import NaiveTranslator
 from sm5.conformance.oracle_impl import representative
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.executor import execute
-from sm5.oracle.program import subject_of
-from sm5.oracle.siblings import Sibling
-from sm5.oracle.spec import Spec, load_default
+from sm5.oracle.execution.executor import execute
+from sm5.oracle.machine.program import subject_of
+from sm5.oracle.model.siblings import Sibling
+from sm5.oracle.model.spec import Spec, load_default
 from sm5.vectors.format import Vector
 from sm5.vectors.siblings import with_sibling
 

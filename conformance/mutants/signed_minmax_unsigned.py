@@ -10,8 +10,8 @@ bit (the ``result.*_across_sign`` clauses).
 from __future__ import annotations
 
 from sm5.conformance.mutants.base import NaiveTranslator
-from sm5.oracle.rules import parse_rule
-from sm5.oracle.spec import InstructionSpec
+from sm5.oracle.model.spec import InstructionSpec
+from sm5.oracle.rulelang.rules import parse_rule
 
 
 class SignedMinmaxUnsigned(NaiveTranslator):

@@ -9,7 +9,7 @@ geometry shaders on 11.0.
 from __future__ import annotations
 
 from sm5.conformance.mutants.base import NaiveTranslator
-from sm5.oracle.spec import LegalityRule
+from sm5.oracle.model.spec import LegalityRule
 from sm5.vectors.format import Vector
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from sm5.conformance.mutants.base import NaiveTranslator
 from sm5.conformance.mutants.validator_helpers import declared_numbers, reads, tests_alignment
 from sm5.oracle.asm import parse_vector_program
-from sm5.oracle.spec import LegalityRule
+from sm5.oracle.model.spec import LegalityRule
 from sm5.vectors.format import Vector
 
 

@@ -8,7 +8,7 @@ single component (``r0.y``) are still honoured: only four-letter swizzles are dr
 from __future__ import annotations
 
 from sm5.conformance.mutants.base import Machine, NaiveTranslator
-from sm5.oracle.program import Operand
+from sm5.oracle.machine.program import Operand
 
 
 class SwizzleIgnored(NaiveTranslator):

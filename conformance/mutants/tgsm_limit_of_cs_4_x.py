@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from sm5.conformance.mutants.base import NaiveTranslator
 from sm5.conformance.mutants.validator_helpers import rules_broken_elsewhere
-from sm5.oracle.program import Program
-from sm5.oracle.spec import load_default
+from sm5.oracle.machine.program import Program
+from sm5.oracle.model.spec import load_default
 from sm5.vectors.format import Vector
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from sm5.conformance.mutants.base import NaiveTranslator
 from sm5.conformance.mutants.validator_helpers import declared_bytes, reads
 from sm5.oracle.asm import parse_vector_program
-from sm5.oracle.rules import Value
-from sm5.oracle.spec import LegalityRule, load_default
+from sm5.oracle.model.spec import LegalityRule, load_default
+from sm5.oracle.rulelang.rules import Value
 from sm5.vectors.format import Vector
 
 

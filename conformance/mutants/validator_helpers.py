@@ -6,8 +6,8 @@ import ast
 
 from sm5.conformance.guards import request_state
 from sm5.oracle.legality import violations
-from sm5.oracle.program import Program
-from sm5.oracle.spec import LegalityRule, load_default
+from sm5.oracle.machine.program import Program
+from sm5.oracle.model.spec import LegalityRule, load_default
 from sm5.vectors.format import Vector
 
 

@@ -78,14 +78,14 @@ from sm5.conformance.vkd3d.vulkan_runner import (
     VulkanUnavailable,
 )
 from sm5.oracle.asm import parse_vector_program
+from sm5.oracle.cli.options import positive_seconds
 from sm5.oracle.dxbc import program_to_dxbc
+from sm5.oracle.dxbc.harness import Harness, build_harness, decode_state
 from sm5.oracle.errors import NotExpressible, Sm5Error
-from sm5.oracle.executor import execute
-from sm5.oracle.harness import Harness, build_harness, decode_state
-from sm5.oracle.options import positive_seconds
-from sm5.oracle.program import Program
-from sm5.oracle.spec import load_default
-from sm5.oracle.state import MachineState, state_to_json
+from sm5.oracle.execution.executor import execute
+from sm5.oracle.machine.program import Program
+from sm5.oracle.machine.state import MachineState, state_to_json
+from sm5.oracle.model.spec import load_default
 from sm5.vectors.format import Vector
 
 NAME = "vkd3d"

@@ -13,9 +13,9 @@ from sm5.oracle.dxbc.container import (
     shader_container,
 )
 from sm5.oracle.dxbc.tokens import DEFAULT_TARGET, encode_program
-from sm5.oracle.encoding_spec import Encoding
-from sm5.oracle.program import Program
-from sm5.oracle.spec import Spec
+from sm5.oracle.machine.program import Program
+from sm5.oracle.model.encoding import Encoding
+from sm5.oracle.model.spec import Spec
 
 
 def program_to_dxbc(program: Program, *, spec: Spec | None = None,

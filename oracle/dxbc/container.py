@@ -19,8 +19,8 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sm5.oracle.encoding_spec import Encoding, load_default_encoding
 from sm5.oracle.errors import ContainerError
+from sm5.oracle.model.encoding import Encoding, load_default_encoding
 
 U32 = 0xFFFFFFFF
 

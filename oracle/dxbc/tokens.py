@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sm5.oracle.encoding_spec import Encoding, load_default_encoding
 from sm5.oracle.errors import EncodeError, SpecError
-from sm5.oracle.program import COMPONENTS, Declaration, Instruction, Operand, Program
-from sm5.oracle.spec import Spec, load_default
+from sm5.oracle.machine.program import COMPONENTS, Declaration, Instruction, Operand, Program
+from sm5.oracle.model.encoding import Encoding, load_default_encoding
+from sm5.oracle.model.spec import Spec, load_default
 
 DEFAULT_TARGET = "cs_5_0"
 U32 = 0xFFFFFFFF

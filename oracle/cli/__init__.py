@@ -1,0 +1,1 @@
+"""The oracle's command-line front ends: spec, exec, prove and dxbc."""

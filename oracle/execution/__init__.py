@@ -1,0 +1,1 @@
+"""The one executor: legality, then the interpreter and the semantics."""

@@ -1,0 +1,1 @@
+"""Reading and writing files: atomic writes, vector JSON Lines, YAML."""

@@ -1,0 +1,1 @@
+"""The program model, the machine state, operand reading, acceptance forms."""

@@ -1,0 +1,1 @@
+"""The typed, validated model of spec/ and its loading."""

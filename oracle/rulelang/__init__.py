@@ -1,0 +1,1 @@
+"""The rule language: parsing, types, helpers, evaluation and compilation."""
