@@ -116,7 +116,11 @@ def test_expectations_xfail_and_stale_entries(folder: Path) -> None:
     assert proc.returncode == 1
     got = {k: v["status"] for k, v in results(folder / "r.json")["results"].items()
            if v["status"] not in ("pass", "not-applicable")}
-    assert got == {"store_structured/in_bounds/swizzled": "xpass",
+    # The naive translator behind the mutants implements no 11.1 double conversion or dfma.
+    assert got == {"dfma/sibling/rounded_once": "unsupported",
+                   "dtoi/sibling/fraction_above_half": "unsupported",
+                   "dtou/sibling/fraction_above_half": "unsupported",
+                   "store_structured/in_bounds/swizzled": "xpass",
                    "store_structured/in_bounds/xy_offset4": "xfail",
                    "store_structured/in_bounds/xyz_offset0": "xfail",
                    "store_structured/tgsm/in_bounds_index1": "xfail"}

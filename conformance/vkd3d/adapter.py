@@ -106,9 +106,9 @@ CANARY_WORDS = 64
 #: Translated harness programs kept (a memory bound). Both caches are least recently used, and a
 #: run walks its vectors in the same order each pass: a cache smaller than the distinct
 #: programs of a pass misses on every vector of the next (the golden set's applicable vectors
-#: have 8,261 distinct harness programs, 6,469 distinct shaders; a test keeps both below these
+#: of 85 instructions have 17,637 distinct harness programs; a test keeps them below these
 #: bounds). A translation is a few kilobytes of SPIR-V.
-MAX_COMPILED = 16384
+MAX_COMPILED = 32768
 #: The execution limit of an isolated dispatch, in seconds (``SM5_VKD3D_TIMEOUT`` sets it).
 EXECUTION_LIMIT_S = DEFAULT_TIMEOUT_S
 #: A forked child compiles the shader again (from Mesa's disk cache when it can), possibly on a
@@ -122,8 +122,9 @@ UNITS_PER_PROCESS = 4
 #: Isolation processes an adapter runs side by side at most (one per CPU up to this).
 MAX_ISOLATION_PROCESSES = 4
 #: Pipelines the lavapipe runner keeps (llvmpipe's compiled code; Mesa's disk cache backs it):
-#: about 150 KB each (the whole golden set's 6,469 held: about 1.3 GB resident at the most).
-MAX_PIPELINES = 16384
+#: about 150 KB each (a pipeline per distinct shader, fewer than the harness programs; at this
+#: bound about 4.9 GB resident at the most, reached only by a run of the whole golden set).
+MAX_PIPELINES = 32768
 #: Isolated dispatches remembered as having died first in a fresh child (see `run_batch`).
 MAX_REMEMBERED_DEATHS = 4096
 
