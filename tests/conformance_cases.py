@@ -168,6 +168,35 @@ CASES: list[tuple[str, list[str], str, str, dict[str, Any]]] = [
      ["dcl_uav_raw u0", "imm_atomic_cmp_exch r0.x, u0, l(0), l(5), l(7)"],
      "ps_5_0", "11.0", {"r0": [0, 0, 0, 0], "u0": {"kind": "raw", "data": [5, 6]},
                         "invocation": "helper"}),
+    # The integer and bit siblings, worked out by hand: 5 & 3 = 1, 5 | 3 = 7, 5 ^ 3 = 6; a count
+    # of 33 shifts by 1 (0x80000000 >> 1 is 0xC0000000 arithmetic, 0x40000000 logical); 1 and
+    # 0xFFFFFFFF (-1) order one way signed, the other unsigned; 7 / 2 is 3 remainder 1;
+    # 0x10000 * 0x10000 is 1:0 (high:low).
+    ("and/sibling/bits", ["and r0.x, l(5), l(3)"], "cs_5_0", "11.0", {"r0": [0, 0, 0, 0]}),
+    ("or/sibling/bits", ["or r0.x, l(5), l(3)"], "cs_5_0", "11.0", {"r0": [0, 0, 0, 0]}),
+    ("xor/sibling/bits", ["xor r0.x, l(5), l(3)"], "cs_5_0", "11.0", {"r0": [0, 0, 0, 0]}),
+    ("ishl/sibling/count_33", ["ishl r0.x, l(1), l(33)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("ishr/sibling/count_33", ["ishr r0.x, l(0x80000000), l(33)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("ushr/sibling/count_33", ["ushr r0.x, l(0x80000000), l(33)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("ige/sibling/signs", ["ige r0.x, l(1), l(0xffffffff)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("ilt/sibling/signs", ["ilt r0.x, l(0xffffffff), l(1)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("uge/sibling/signs", ["uge r0.x, l(0xffffffff), l(1)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("ult/sibling/signs", ["ult r0.x, l(1), l(0xffffffff)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("umax/sibling/signs", ["umax r0.x, l(1), l(0xffffffff)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("umin/sibling/signs", ["umin r0.x, l(1), l(0xffffffff)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("udiv/sibling/seven_by_two", ["udiv r0.x, r1.x, l(7), l(2)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0], "r1": [0, 0, 0, 0]}),
+    ("umul/sibling/halves", ["umul r0.x, r1.x, l(0x10000), l(0x10000)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0], "r1": [0, 0, 0, 0]}),
 ]
 
 
