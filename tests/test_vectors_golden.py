@@ -20,7 +20,7 @@ from sm5.vectors.sections import pairs_masks, position_sweep
 SPEC = load_default()
 U32_MAX = 4294967295
 #: The committed golden set's budget for the growth ahead: about 130 instructions in at most
-#: 64 MiB (85 instructions and the program families take 38.2 MiB), by selection, not
+#: 64 MiB (86 instructions and the program families take 38.2 MiB), by selection, not
 #: compression.
 MAX_BYTES = 64 * 1024 * 1024
 

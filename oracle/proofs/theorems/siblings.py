@@ -15,6 +15,7 @@ from typing import Any
 
 import z3
 
+from sm5.oracle.model.clauses import classify
 from sm5.oracle.model.siblings import Sibling
 from sm5.oracle.model.spec import InstructionSpec, Model
 from sm5.oracle.proofs.theorems.base import (
@@ -68,4 +69,9 @@ def sibling_differs(instruction: InstructionSpec, sibling: Sibling, model: Model
     if found is None:
         return Found("failed", f"no input tells {instruction.name} from its sibling "
                      f"{sibling.id} ({sibling.text}) where a result shows")
-    return Found("proved", f"{sibling.text}: told apart at {show(found)}", (found,))
+    # The clause the witness fires in the instruction itself (one where the result shows, if
+    # any): what the golden vector made from it claims.
+    fired = [c.id for c in classify(instruction, found)]
+    claim = ([c for c in fired if c in plain] or fired)[:1]
+    return Found("proved", f"{sibling.text}: told apart at {show(found)}", (found,),
+                 (tuple(claim),))
