@@ -19,10 +19,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CODE = ("oracle", "vectors", "conformance", "reports", "sm5", "scripts")
 APART = ("conformance/mutants",)
-#: The modules that define the rule language's operations on words: there a name such as
-#: ``ubfe`` or ``xor`` is the operation (a registry helper, or the operator behind
-#: ``uword_xor``) that an instruction's data calls, not the instruction.
-HELPER_MODULES = ("oracle/rulelang/helpers.py", "oracle/rulelang/words.py")
 
 
 def pattern(name: str) -> re.Pattern[str]:
@@ -34,14 +30,6 @@ def pattern(name: str) -> re.Pattern[str]:
     if keyword.iskeyword(name):
         return re.compile(rf"""(?<![\w.])(['"]){n}\1|\b{n}\.[a-z_]+\.[a-z_]|\b{n}/[a-z-]+/\d""")
     return re.compile(rf"\b{n}\b")
-
-
-def helper_names() -> set[str]:
-    """The rule language's operations on words, by name: each registry helper and each operator
-    suffix of a word helper (``uword_xor`` gives ``xor``)."""
-    from sm5.oracle.rulelang.helpers import REGISTRY
-    names = set(REGISTRY)
-    return names | {n.split("_", 1)[1] for n in REGISTRY if n.startswith(("uword_", "iword_"))}
 
 
 def python_files() -> list[Path]:
@@ -62,7 +50,6 @@ def main() -> int:
     names = sorted(p.stem for p in (ROOT / "spec" / "instructions").glob("*.yaml"))
     files = [(f, f.relative_to(ROOT).as_posix(), f.read_text(encoding="utf-8").splitlines())
              for f in python_files() if f.resolve() != Path(__file__).resolve()]
-    operations = helper_names()
     worst = 0
     print(f"{'instruction':22} {'modules':>7} {'lines':>5}  mutant lines  modules")
     for name in names:
@@ -70,8 +57,6 @@ def main() -> int:
         modules: dict[str, int] = {}
         apart = 0
         for _, rel, lines in files:
-            if rel in HELPER_MODULES and name in operations:
-                continue
             hits = sum(1 for line in lines if word.search(line))
             if not hits:
                 continue

@@ -54,14 +54,15 @@ FROM_THE_SOURCES: list[tuple[str, dict[str, str], dict[str, int], Value]] = [
     ("a >> c", S, {"a": -(2**31), "c": 31}, -1),              # ishr(0x80000000, 31) = 0xFFFFFFFF
     ("a >> c", U, {"a": 0x80000000, "c": 31}, 1),             # ushr(0x80000000, 31) = 1
     ("a >> c", U, {"a": 0x80000000, "c": 32}, 0x80000000),    # ushr(0x80000000, 32)
-    ("ubfe(a, b, c)", U, {"a": 8, "b": 4, "c": 0x12345678}, 0x67),
-    ("ubfe(a, b, c)", U, {"a": 8, "b": 28, "c": 0xF1234567}, 0xF),
-    ("ibfe(a, b, iword(c))", U, {"a": 4, "b": 4, "c": 0xF0}, -1),  # field 0xF sign-extended
-    ("bfi(a, b, c, d)", U, {"a": 8, "b": 4, "c": 0xAB, "d": 0xFFFFFFFF}, 0xFFFFFABF),
-    ("bfi(a, b, c, d)", U, {"a": 8, "b": 28, "c": 0xFF, "d": 0}, 0xF0000000),
-    ("bfrev(a)", U, {"a": 0x12345678}, 0x1E6A2C48),
-    ("countbits(a)", U, {"a": 0}, 0),
-    ("countbits(a)", U, {"a": 0xFFFFFFFF}, 32),
+    ("field_extract(a, b, c)", U, {"a": 8, "b": 4, "c": 0x12345678}, 0x67),
+    ("field_extract(a, b, c)", U, {"a": 8, "b": 28, "c": 0xF1234567}, 0xF),
+    # the field 0xF sign-extended
+    ("field_extract_signed(a, b, iword(c))", U, {"a": 4, "b": 4, "c": 0xF0}, -1),
+    ("field_insert(a, b, c, d)", U, {"a": 8, "b": 4, "c": 0xAB, "d": 0xFFFFFFFF}, 0xFFFFFABF),
+    ("field_insert(a, b, c, d)", U, {"a": 8, "b": 28, "c": 0xFF, "d": 0}, 0xF0000000),
+    ("bit_reverse(a)", U, {"a": 0x12345678}, 0x1E6A2C48),
+    ("bit_count(a)", U, {"a": 0}, 0),
+    ("bit_count(a)", U, {"a": 0xFFFFFFFF}, 32),
     ("-a", U, {"a": 0}, 0),                                   # ineg(0) = 0
     ("-a", U, {"a": 1}, 0xFFFFFFFF),                          # ineg(1) = 0xFFFFFFFF
     ("-a", U, {"a": 0x80000000}, 0x80000000),                 # ineg(0x80000000)
@@ -127,7 +128,7 @@ def test_a_zero_divisor_is_an_error_and_a_side_condition() -> None:
 def test_word_operations_need_no_side_condition() -> None:
     """What took z3 128 bits and overflow conditions is plain 32-bit arithmetic."""
     a, c = z3.BitVecs("a c", 32)
-    for text in ("a << c", "(a << c) >> c", "a * c + a - c", "ubfe(c, c, a)", "-a"):
+    for text in ("a << c", "(a << c) >> c", "a * c + a - c", "field_extract(c, c, a)", "-a"):
         translation = translate(parse_rule(text, where="test", types=U), {"a": a, "c": c},
                                 encoding="bv")
         assert z3.is_true(z3.simplify(translation.condition)), text
@@ -184,8 +185,8 @@ def test_the_registry_is_one_table() -> None:
         assert all(s in SPECIAL_SETS for sets in helper.specials for s in sets)
     for (view, _), name in OPERATORS.items():
         assert view in WORD_TYPES and REGISTRY[name].result == view
-    assert {"ubfe", "ibfe", "bfi", "uword_shl", "uword_shr", "iword_shr", "umul_hi"} <= set(
-        REGISTRY)
+    assert {"field_extract", "field_extract_signed", "field_insert", "uword_shl", "uword_shr",
+            "iword_shr", "umul_hi"} <= set(REGISTRY)
 
 
 @pytest.mark.parametrize(("text", "types", "message"), [
@@ -200,7 +201,7 @@ def test_the_registry_is_one_table() -> None:
     ("i32(a)", {"a": "uword"}, "takes an exact integer"),
     ("exact(n)", {}, "exact(...) takes a word"),
     ("a // b", {"a": "iword", "b": "iword"}, "FloorDiv is not defined on iword"),
-    ("ibfe(a, a, a)", {"a": "uword"}, "ibfe takes a iword here"),
+    ("field_extract_signed(a, a, a)", {"a": "uword"}, "field_extract_signed takes a iword here"),
     ("f64_is_nan(a)", {"a": "uword"}, "convert with exact"),
     ("a if n else n", {"a": "uword"}, "mixes a uword and an exact integer"),
     ("a << n", {"a": "uword"}, "mixes a uword and an exact integer"),

@@ -290,7 +290,8 @@ def _count(c: Any) -> Any:
 
 
 def _field(width: Any, offset: Any, value: Any, arithmetic: bool) -> Any:
-    """``ubfe``/``ibfe`` on bit-vectors: the field moved to the top, shifted back down."""
+    """``field_extract``/``field_extract_signed`` on bit-vectors: the field moved to the top,
+    shifted back down."""
     w, o = _count(width), _count(offset)
     thirty_two = Z.BitVecVal(32, 32)
     down = (lambda x, n: x >> n) if arithmetic else Z.LShR
@@ -300,7 +301,7 @@ def _field(width: Any, offset: Any, value: Any, arithmetic: bool) -> Any:
                      down(value, o)))
 
 
-def _bfi(width: Any, offset: Any, insert: Any, base: Any) -> Any:
+def _field_insert_model(width: Any, offset: Any, insert: Any, base: Any) -> Any:
     w, o = _count(width), _count(offset)
     field = ((Z.BitVecVal(1, 32) << w) - 1) << o
     return ((insert << o) & field) | (base & ~field)
@@ -325,10 +326,11 @@ def _word_helpers() -> list[Helper]:
         add(f"{view}_mul", two, v, words.mul, lambda a, b: a * b,
             "the low 32 bits of a * b")
         add(f"{view}_neg", one, v, words.neg, lambda a: -a, "-a modulo 2**32")
-        add(f"{view}_not", one, v, words.invert, lambda a: ~a, "every bit flipped")
-        add(f"{view}_and", two, v, words.and_, lambda a, b: a & b, "bitwise and")
-        add(f"{view}_or", two, v, words.or_, lambda a, b: a | b, "bitwise or")
-        add(f"{view}_xor", two, v, words.xor, lambda a, b: a ^ b, "bitwise exclusive or")
+        add(f"{view}_bitnot", one, v, words.invert, lambda a: ~a, "every bit flipped")
+        add(f"{view}_bitand", two, v, words.and_, lambda a, b: a & b, "bitwise and")
+        add(f"{view}_bitor", two, v, words.or_, lambda a, b: a | b, "bitwise or")
+        add(f"{view}_bitxor", two, v, words.exclusive_or, lambda a, b: a ^ b,
+            "bitwise exclusive or")
         add(f"{view}_shl", (v, "uword"), v, words.shl, lambda a, c: a << _count(c),
             "shift left by bits [4:0] of the count", ((WORD_EDGES,), (COUNTS,)))
     add("uword_shr", ("uword", "uword"), "uword", words.lshr,
@@ -341,16 +343,20 @@ def _word_helpers() -> list[Helper]:
     add("uword_mod", ("uword", "uword"), "uword", words.remainder, lambda a, b: Z.URem(a, b),
         "unsigned remainder (the divisor is not 0)")
     fields = ((COUNTS,), (COUNTS,), (WORD_EDGES,))
-    add("ubfe", ("uword", "uword", "uword"), "uword", words.ubfe,
+    add("field_extract", ("uword", "uword", "uword"), "uword", words.field_extract,
         lambda w, o, x: _field(w, o, x, False),
-        "ubfe(width, offset, value): the field, zero-extended (width, offset: bits [4:0])",
+        "field_extract(width, offset, value): the field, zero-extended (width, offset: bits "
+        "[4:0])",
         fields)
-    add("ibfe", ("uword", "uword", "iword"), "iword", words.ibfe,
-        lambda w, o, x: _field(w, o, x, True),
-        "ibfe(width, offset, value): the field, sign-extended (width, offset: bits [4:0])",
+    add("field_extract_signed", ("uword", "uword", "iword"), "iword",
+        words.field_extract_signed, lambda w, o, x: _field(w, o, x, True),
+        "field_extract_signed(width, offset, value): the field, sign-extended (width, offset: "
+        "bits [4:0])",
         fields)
-    add("bfi", ("uword", "uword", "uword", "uword"), "uword", words.bfi, _bfi,
-        "bfi(width, offset, insert, base): base with the field replaced by insert's low bits",
+    add("field_insert", ("uword", "uword", "uword", "uword"), "uword", words.field_insert,
+        _field_insert_model,
+        "field_insert(width, offset, insert, base): base with the field replaced by insert's "
+        "low bits",
         (*fields[:2], (WORD_EDGES,), (WORD_EDGES,)))
     add("umul_hi", ("uword", "uword"), "uword", words.umul_hi,
         lambda a, b: Z.Extract(63, 32, Z.ZeroExt(32, a) * Z.ZeroExt(32, b)),
@@ -364,9 +370,9 @@ def _word_helpers() -> list[Helper]:
     add("usub_borrow", ("uword", "uword"), "uword", words.usub_borrow,
         lambda a, b: Z.If(Z.ULT(a, b), Z.BitVecVal(1, 32), Z.BitVecVal(0, 32)),
         "1 where b > a (unsigned), else 0")
-    add("bfrev", ("uword",), "uword", words.bfrev,
+    add("bit_reverse", ("uword",), "uword", words.bit_reverse,
         lambda a: Z.Concat(*[Z.Extract(i, i, a) for i in range(32)]), "the bits reversed")
-    add("countbits", ("uword",), "uword", words.countbits,
+    add("bit_count", ("uword",), "uword", words.bit_count,
         lambda a: Z.Sum(*[Z.ZeroExt(31, Z.Extract(i, i, a)) for i in range(32)]),
         "the number of bits set")
     return out
@@ -379,8 +385,8 @@ REGISTRY: Mapping[str, Helper] = {h.name: h for h in (*_float_helpers(), *_word_
 #: (view, operator node type name) -> helper name.
 OPERATORS: Mapping[tuple[str, str], str] = {
     **{(view, op): f"{view}_{name}" for view in ("uword", "iword") for op, name in (
-        ("Add", "add"), ("Sub", "sub"), ("Mult", "mul"), ("USub", "neg"), ("Invert", "not"),
-        ("BitAnd", "and"), ("BitOr", "or"), ("BitXor", "xor"), ("LShift", "shl"),
+        ("Add", "add"), ("Sub", "sub"), ("Mult", "mul"), ("USub", "neg"), ("Invert", "bitnot"),
+        ("BitAnd", "bitand"), ("BitOr", "bitor"), ("BitXor", "bitxor"), ("LShift", "shl"),
         ("RShift", "shr"))},
     ("uword", "FloorDiv"): "uword_div", ("uword", "Mod"): "uword_mod",
 }

@@ -53,7 +53,7 @@ def or_(a: int, b: int) -> int:
     return (a | b) & MASK
 
 
-def xor(a: int, b: int) -> int:
+def exclusive_or(a: int, b: int) -> int:
     return (a ^ b) & MASK
 
 
@@ -82,18 +82,19 @@ def remainder(a: int, b: int) -> int:
     return (a & MASK) % (b & MASK)
 
 
-def ubfe(width: int, offset: int, value: int) -> int:
+def field_extract(width: int, offset: int, value: int) -> int:
     """The field of bits [4:0] of ``width`` bits at bit bits [4:0] of ``offset``, zero-extended;
-    a field past bit 31 is cut there; a width of 0 gives 0 (``ubfe(8, 28, 0xF1234567) == 0xF``)."""
+    a field past bit 31 is cut there; a width of 0 gives 0
+    (``field_extract(8, 28, 0xF1234567) == 0xF``)."""
     w, o = width & 31, offset & 31
     if w == 0:
         return 0
     return ((value & MASK) >> o) & ((1 << min(w, BITS - o)) - 1)
 
 
-def ibfe(width: int, offset: int, value: int) -> int:
-    """As :func:`ubfe`, sign-extended from the field's top bit; a field cut at bit 31 extends
-    bit 31 (``ibfe(4, 4, 0xF0) == 0xFFFFFFFF``)."""
+def field_extract_signed(width: int, offset: int, value: int) -> int:
+    """As :func:`field_extract`, sign-extended from the field's top bit; a field cut at bit 31
+    extends bit 31 (``field_extract_signed(4, 4, 0xF0) == 0xFFFFFFFF``)."""
     w, o = width & 31, offset & 31
     if w == 0:
         return 0
@@ -102,9 +103,9 @@ def ibfe(width: int, offset: int, value: int) -> int:
     return ashr(value, o)
 
 
-def bfi(width: int, offset: int, insert: int, base: int) -> int:
+def field_insert(width: int, offset: int, insert: int, base: int) -> int:
     """``base`` with bits [offset, offset + width) replaced by the low bits of ``insert``; width
-    and offset use bits [4:0] and the field is cut at bit 31 (``bfi(8, 28, 0xFF, 0) ==
+    and offset use bits [4:0] and the field is cut at bit 31 (``field_insert(8, 28, 0xFF, 0) ==
     0xF0000000``)."""
     w, o = width & 31, offset & 31
     field = (((1 << w) - 1) << o) & MASK
@@ -131,10 +132,10 @@ def usub_borrow(a: int, b: int) -> int:
     return int(a & MASK < b & MASK)
 
 
-def bfrev(a: int) -> int:
+def bit_reverse(a: int) -> int:
     """The 32 bits in reverse order."""
     return int(f"{a & MASK:032b}"[::-1], 2)
 
 
-def countbits(a: int) -> int:
+def bit_count(a: int) -> int:
     return bin(a & MASK).count("1")
