@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, TypeGuard
 
+from sm5.oracle.machine.program import register_file
 from sm5.oracle.machine.state import MachineState, state_from_json
 from sm5.oracle.model.spec import Model, load_default
 from sm5.vectors.format import Vector
@@ -80,7 +81,7 @@ _guarded: dict[int, tuple[Model, frozenset[str]]] = {}
 def is_guarded(name: str, value: Any, files: frozenset[str] | None = None) -> bool:
     """Does the view ``name`` get guard words (``files``: `guarded_files`, when known)?"""
     return (is_mapping(value)
-            and name.rstrip("0123456789") in (guarded_files() if files is None else files)
+            and register_file(name) in (guarded_files() if files is None else files)
             and isinstance(value.get("data"), list) and bool(value["data"]))
 
 

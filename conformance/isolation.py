@@ -5,7 +5,7 @@ the model declares; neither names an outcome or a file."""
 
 from __future__ import annotations
 
-from sm5.oracle.machine.program import Program
+from sm5.oracle.machine.program import Program, register_file
 from sm5.oracle.machine.state import Execution, MachineState
 from sm5.oracle.model.spec import Model
 
@@ -19,7 +19,7 @@ def accesses_shared_memory(program: Program, model: Model) -> bool:
 def names_shared_memory(program: Program, state: MachineState, model: Model) -> bool:
     """The program or its state names a shared-memory register file (g#)."""
     shared = model.shared_memory_files
-    return (any(name.rstrip("0123456789") in shared for name in state.resources)
+    return (any(register_file(name) in shared for name in state.resources)
             or accesses_shared_memory(program, model))
 
 

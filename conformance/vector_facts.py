@@ -25,7 +25,7 @@ from sm5.oracle.errors import Sm5Error
 from sm5.oracle.machine.program import subject_of, subject_positions
 from sm5.oracle.model.spec import InstructionSpec, load_default
 from sm5.vectors.format import Vector
-from sm5.vectors.siblings import tells_apart, with_sibling
+from sm5.vectors.siblings import default_variant, tells_apart
 
 #: Semantic input types that hold one double (two 32-bit components).
 DOUBLE_INPUT_TYPES = frozenset({"u64", "f64"})
@@ -131,11 +131,5 @@ def sibling_tells_apart(vector: Vector, sibling_id: str) -> bool:
     """An implementation computing the vector's instruction as its sibling ``sibling_id``
     fails this vector (False where the instruction has no such sibling). Predicates test it
     after their cheaper fields, so it runs the interpreter only on the vectors they name."""
-    spec = load_default()
-    instruction = spec.instructions.get(subject_of(vector.id))
-    if instruction is None:
-        return False
-    sibling = next((s for s in instruction.siblings if s.id == sibling_id), None)
-    if sibling is None:
-        return False
-    return tells_apart(vector, with_sibling(spec, instruction.name, sibling))
+    variant = default_variant(subject_of(vector.id), sibling_id)
+    return variant is not None and tells_apart(vector, variant)

@@ -13,7 +13,7 @@ from typing import Any
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.execution.executor import execute
 from sm5.oracle.legality import violations
-from sm5.oracle.machine.program import COMPONENTS
+from sm5.oracle.machine.program import COMPONENTS, register_file
 from sm5.oracle.machine.state import (
     Execution,
     ExpectedState,
@@ -78,7 +78,7 @@ def allowed_by(state: ExpectedState, clauses: Sequence[str], spec: Spec, *,
                 out[f"{name}.{letter}"] = because(constrained)
     files = spec.model.shared_memory_files
     for name, res in state.resources.items():
-        whole = shared if name.rstrip("0123456789") in files else resource
+        whole = shared if register_file(name) in files else resource
         if res is None:
             out[name] = because(whole)
             continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
+from functools import cache
 from typing import Any
 
 from sm5.oracle.asm import parse_vector_program
@@ -22,7 +23,7 @@ from sm5.oracle.machine.state import (
     state_from_json,
 )
 from sm5.oracle.model.siblings import Sibling
-from sm5.oracle.model.spec import Spec
+from sm5.oracle.model.spec import Spec, load_default
 from sm5.vectors.format import Vector
 from sm5.vectors.shapes import GenerationError
 
@@ -30,6 +31,17 @@ from sm5.vectors.shapes import GenerationError
 def with_sibling(spec: Spec, name: str, sibling: Sibling) -> Spec:
     """``spec`` with instruction ``name`` computing its sibling's kernel."""
     return replace(spec, instructions={**spec.instructions, name: sibling.spec})
+
+
+@cache
+def default_variant(name: str, sibling_id: str) -> Spec | None:
+    """The built-in spec with ``name`` computing its sibling ``sibling_id``, built once (None
+    where ``name`` is not specified or lists no such sibling)."""
+    spec = load_default()
+    instruction = spec.instructions.get(name)
+    sibling = next((s for s in instruction.siblings if s.id == sibling_id), None) \
+        if instruction is not None else None
+    return with_sibling(spec, name, sibling) if sibling is not None else None
 
 
 def sibling_state(vector: Vector, variant: Spec) -> ExpectedState | None:

@@ -20,7 +20,7 @@ from sm5.conformance.interface import Result
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.legality import violations
-from sm5.oracle.machine.program import COMPONENTS, Instruction, Operand, Program
+from sm5.oracle.machine.program import COMPONENTS, Instruction, Operand, Program, register_file
 from sm5.oracle.model.spec import InstructionSpec, LegalityRule, MemoryAccess, load_default
 from sm5.vectors.format import Vector
 
@@ -40,7 +40,7 @@ class Machine:
     def of(cls, doc: dict[str, Any]) -> Machine:
         registers = {k: list(v) for k, v in doc.items() if k.startswith("r")}
         resources = {k: {**v, "data": list(v["data"])} for k, v in doc.items()
-                     if k.rstrip("0123456789") in load_default().model.resource_files
+                     if register_file(k) in load_default().model.resource_files
                      and isinstance(v, dict)}
         for res in resources.values():
             if isinstance(res.get("guard"), dict):

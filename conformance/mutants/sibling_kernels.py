@@ -18,7 +18,7 @@ from sm5.oracle.machine.program import subject_of
 from sm5.oracle.model.siblings import Sibling
 from sm5.oracle.model.spec import Spec, load_default
 from sm5.vectors.format import Vector
-from sm5.vectors.siblings import with_sibling
+from sm5.vectors.siblings import default_variant
 
 
 class SiblingKernel(NaiveTranslator):
@@ -28,10 +28,9 @@ class SiblingKernel(NaiveTranslator):
     sibling_id = ""
 
     def _variant(self) -> Spec:
-        spec = load_default()
-        sibling = next(s for s in spec.instruction(self.instruction).siblings
-                       if s.id == self.sibling_id)
-        return with_sibling(spec, self.instruction, sibling)
+        variant = default_variant(self.instruction, self.sibling_id)
+        assert variant is not None  # the registry makes one mutant per listed sibling
+        return variant
 
     def run(self, vector: Vector) -> Result:
         if subject_of(vector.id) != self.instruction:

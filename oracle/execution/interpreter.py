@@ -37,7 +37,7 @@ from sm5.oracle.execution.bindings import lanes_of
 from sm5.oracle.execution.semantics import run_instruction
 from sm5.oracle.execution.semantics.lanes import evaluate_lane
 from sm5.oracle.machine.operands import read_order
-from sm5.oracle.machine.program import COMPONENTS, Instruction, Program
+from sm5.oracle.machine.program import COMPONENTS, Instruction, Program, register_file
 from sm5.oracle.machine.state import (
     PAIR_FORMS,
     U32,
@@ -503,7 +503,7 @@ def _widen(state: ExpectedState, plan: StepPlan, shapes: Mapping[str, Resource],
         resources[name] = None
     if plan.widens_shared:
         for name in shapes:
-            if name.rstrip("0123456789") in shared_files:
+            if register_file(name) in shared_files:
                 resources[name] = None
     for name in plan.written_counters:
         res = resources.get(name)

@@ -128,6 +128,11 @@ class Program:
         return self._declaration_by_register.get(register)
 
 
+def register_file(name: str) -> str:
+    """The register file of a register or resource name, its index dropped (``u3`` -> ``u``)."""
+    return name.rstrip("0123456789")
+
+
 def subject_positions(program: Program, subject: str) -> tuple[int, ...]:
     """The positions (among ``program.instructions``) of the instructions a vector is about.
 

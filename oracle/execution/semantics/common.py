@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from sm5.oracle.errors import ExecError
+from sm5.oracle.machine.program import register_file
 from sm5.oracle.machine.state import (
     Accept,
     Execution,
@@ -67,7 +68,7 @@ class Draft:
     def undefine_files(self, files: frozenset[str]) -> None:
         """Every resource of those register files (all shared memory) becomes undefined."""
         for key in self.resources:
-            if key.rstrip("0123456789") in files:
+            if register_file(key) in files:
                 self.resources[key] = None
 
     def finish(self) -> Execution:
