@@ -25,7 +25,7 @@ from sm5.oracle.model.spec import (
     load_default,
     load_spec,
 )
-from sm5.oracle.proofs import results_to_json, run_all
+from sm5.oracle.proofs import DEFAULT_WORK, results_to_json, run_all
 from sm5.oracle.proofs.theorems.availability import availability
 from sm5.oracle.proofs.theorems.base import TheoremResult
 from sm5.oracle.rulelang.rules import Value
@@ -261,6 +261,53 @@ def test_a_gap_fails_the_partition(tmp_path: Path) -> None:
     group = next(g for g in instruction.semantics.groups if g.id == "uav_structured")
     assert not any(c.when.holds(env) for c in group.clauses)
     assert int(witness["addr1"]) + 4 * int(witness["components"]) == witness["stride"]
+
+
+def _edited_instruction(tmp_path: Path, name: str, old: str, new: str) -> Spec:
+    root = tmp_path / "spec"
+    shutil.copytree(default_root(), root)
+    path = root / "instructions" / f"{name}.yaml"
+    text = path.read_text("utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), "utf-8")
+    return load_spec(root)
+
+
+def test_a_clause_that_can_never_fire_fails_the_partition(tmp_path: Path) -> None:
+    # a wide product of factors that are both 0: no input reaches it
+    spec = _edited_instruction(tmp_path, "imul", 'when: "sh != sl >> 31"',
+                               'when: "sh != sl >> 31 and a == 0 and b == 0"')
+    failed = by_name(run_all(spec, instructions=["imul"]))["imul/partition/product"]
+    assert failed.status == "failed"
+    assert failed.detail == "clause imul.product.wide can never fire inside group product"
+
+
+def test_a_clause_the_simplest_inputs_miss_is_found_by_the_search(tmp_path: Path) -> None:
+    # a third clause for the product 63: neither all-zero nor all-lowest factors give it
+    narrow = 'when: "sh == sl >> 31"'
+    _edited_instruction(tmp_path, "imul", narrow, 'when: "sh == sl >> 31 and sl != 63"')
+    path = tmp_path / "spec" / "instructions" / "imul.yaml"
+    text = path.read_text("utf-8")
+    third = ("        - id: product.sixty_three\n"
+             "          when: \"sl == 63 and sh == 0\"\n"
+             "          outcomes: [defined]\n"
+             "          text: \"The product is 63.\"\n"
+             "          source: {ref: fs, section: \"22.12.6 imul\"}\n")
+    wide = "        - id: product.wide\n"
+    path.write_text(text.replace(wide, third + wide), "utf-8")
+    result = by_name(run_all(load_spec(tmp_path / "spec"), instructions=["imul"]))
+    assert result["imul/partition/product"].status == "proved", result["imul/partition/product"]
+    assert result["imul/partition/product"].detail.startswith("3 clauses")
+    assert result["imul/agreement"].status == "proved"
+
+
+def test_multiplier_partitions_take_little_work() -> None:
+    # a product that fits 32 bits is reached by the all-zero inputs, not by a search whose
+    # cost depended on what the process had checked before (it once ran past the budget)
+    table = by_name(run_all(instructions=["imul", "umul", "imad", "umad"]))
+    for name in ("imul", "umul", "imad", "umad"):
+        assert table[f"{name}/partition/product"].status == "proved"
+        assert table[f"{name}/partition/product"].work < DEFAULT_WORK // 100
 
 
 def test_defined_with_a_memory_outcome_fails_outcome_consistency(tmp_path: Path) -> None:
