@@ -237,6 +237,15 @@ def instruction_page(spec: Spec, ins: InstructionSpec, *, hand: Path, golden: Pa
             extra = f" · erratum {_code(c.erratum)}" if c.erratum else ""
             out.append(f"  {' '.join(c.text.split())} *({_source(spec, c.source)}{extra})*")
         out.append("")
+    if sem.identities:
+        out += ["## Identities", "", "Facts stated apart from the kernel, each proved by "
+                "`sm5 prove` (theorem `identity/<id>`) for every input where it applies:", ""]
+        for identity in sem.identities:
+            where = f" wherever {_code(identity.where.text)}" if identity.where else ""
+            source = f" *({_source(spec, identity.source)})*" if identity.source else ""
+            out += [f"- **{_code(identity.id)}**: {' '.join(identity.text.split())}: "
+                    f"{_code(identity.holds.text)}{where}{source}"]
+        out.append("")
     out += ["## Errata", ""]
     if not ins.errata:
         out += ["None.", ""]

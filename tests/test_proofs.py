@@ -283,22 +283,26 @@ def test_a_clause_that_can_never_fire_fails_the_partition(tmp_path: Path) -> Non
 
 
 def test_a_clause_the_simplest_inputs_miss_is_found_by_the_search(tmp_path: Path) -> None:
-    # a third clause for the product 63: neither all-zero nor all-lowest factors give it
-    narrow = 'when: "sh == sl >> 31"'
-    _edited_instruction(tmp_path, "imul", narrow, 'when: "sh == sl >> 31 and sl != 63"')
-    path = tmp_path / "spec" / "instructions" / "imul.yaml"
-    text = path.read_text("utf-8")
-    third = ("        - id: product.sixty_three\n"
-             "          when: \"sl == 63 and sh == 0\"\n"
+    # a group on the - modifiers: neither all-zero nor all-lowest inputs negate both sources,
+    # so the search must find "both" reachable
+    group = ("    - id: negation\n"
+             "      scope: \"True\"\n"
+             "      text: \"Whether both sources are negated.\"\n"
+             "      clauses:\n"
+             "        - id: negation.both\n"
+             "          when: \"neg0 and neg1\"\n"
              "          outcomes: [defined]\n"
-             "          text: \"The product is 63.\"\n"
+             "          text: \"Both sources carry -.\"\n"
+             "          source: {ref: fs, section: \"22.12.6 imul\"}\n"
+             "        - id: negation.not_both\n"
+             "          when: \"not (neg0 and neg1)\"\n"
+             "          outcomes: [defined]\n"
+             "          text: \"At most one source carries -.\"\n"
              "          source: {ref: fs, section: \"22.12.6 imul\"}\n")
-    wide = "        - id: product.wide\n"
-    path.write_text(text.replace(wide, third + wide), "utf-8")
-    result = by_name(run_all(load_spec(tmp_path / "spec"), instructions=["imul"]))
-    assert result["imul/partition/product"].status == "proved", result["imul/partition/product"]
-    assert result["imul/partition/product"].detail.startswith("3 clauses")
-    assert result["imul/agreement"].status == "proved"
+    spec = _edited_instruction(tmp_path, "imul", "  groups:\n", "  groups:\n" + group)
+    result = by_name(run_all(spec, instructions=["imul"]))["imul/partition/negation"]
+    assert result.status == "proved", result
+    assert result.detail.startswith("2 clauses")
 
 
 def test_multiplier_partitions_take_little_work() -> None:
@@ -416,3 +420,48 @@ def test_a_theorem_that_needs_more_work_is_a_timeout_naming_the_budget() -> None
     spent = [r for r in results if r.status == "timeout"]
     assert spent and all("20,000 z3 work units" in r.detail for r in spent)
     assert all(r.work > 0 for r in spent)
+
+
+# --------------------------------------------------------------------------------------------
+# Identities
+
+
+def test_the_identities_the_integer_alu_is_pinned_by_are_proved() -> None:
+    table = by_name(run_all(instructions=["ubfe", "bfi", "udiv", "umul"]))
+    for name in ("ubfe/identity/shift_mask", "ubfe/identity/cut_at_bit_31",
+                 "bfi/identity/masked_bits", "udiv/identity/division", "umul/identity/product"):
+        assert table[name].status == "proved", table[name]
+    assert "b != 0" in table["udiv/identity/division"].detail
+
+
+def test_a_broken_identity_fails_with_a_counterexample_the_evaluator_confirms(
+        tmp_path: Path) -> None:
+    # the quotient and the remainder swapped in the identity: false for 7 / 2 (3 * 2 + 1)
+    spec = _edited_instruction(tmp_path, "udiv", "exact(quot) * exact(b) + exact(rem)",
+                               "exact(rem) * exact(b) + exact(quot)")
+    failed = by_name(run_all(spec, instructions=["udiv"]))["udiv/identity/division"]
+    assert failed.status == "failed"
+    (witness,) = failed.witnesses
+    a, b = int(witness["a"]), int(witness["b"])
+    assert b != 0 and (a % b) * b + a // b != a  # worked out here, not by the oracle
+    assert "Python evaluator: broken too" in failed.detail
+
+
+def test_an_identity_whose_where_never_holds_fails(tmp_path: Path) -> None:
+    spec = _edited_instruction(tmp_path, "udiv", 'where: "b != 0"', 'where: "b != b"')
+    failed = by_name(run_all(spec, instructions=["udiv"]))["udiv/identity/division"]
+    assert failed.status == "failed"
+    assert "no input meets its where (b != b)" in failed.detail
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ('holds: "exact(quot)', 'holds: "exact(nothing)', "nothing"),
+    ('holds: "exact(quot) * exact(b) + exact(rem) == exact(a) and rem < b"', 'holds: "quot"',
+     "holds is a uword, expected a condition"),
+])
+def test_a_malformed_identity_is_refused_when_the_spec_loads(tmp_path: Path, old: str, new: str,
+                                                             message: str) -> None:
+    with pytest.raises(SpecError) as info:
+        _edited_instruction(tmp_path, "udiv", old, new)
+    assert message in str(info.value)
+    assert "udiv.yaml" in str(info.value)

@@ -355,6 +355,19 @@ class Clause:
 
 
 @dataclass(frozen=True)
+class Identity:
+    """A fact the semantics must satisfy, stated independently of how its kernel computes it
+    (a quotient times the divisor plus the remainder is the dividend): ``holds`` for
+    every input where ``where`` (if any) holds. ``sm5 prove`` proves it (``identity/<id>``)."""
+
+    id: str
+    text: str
+    holds: Rule
+    where: Rule | None
+    source: SourceRef | None
+
+
+@dataclass(frozen=True)
 class Group:
     id: str
     scope: Rule
@@ -480,6 +493,7 @@ class Semantics:
     counter: CounterUpdate | None = None
     #: See :data:`WRITE_ORDERS`.
     write_order: str = "any"
+    identities: tuple[Identity, ...] = ()
 
     @property
     def result(self) -> RegisterResult | None:
@@ -957,7 +971,25 @@ def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
         address=names.rule(doc["address"], "address") if "address" in doc else None,
         address_source=_src(doc["address_source"]) if "address_source" in doc else None,
         groups=groups, lanes=lanes, memory=memory, results=results, counter=counter,
-        write_order=doc.get("write_order", "any"))
+        write_order=doc.get("write_order", "any"), identities=_identities(doc, names))
+
+
+def _identities(doc: Mapping[str, Any], names: _Names) -> tuple[Identity, ...]:
+    out: list[Identity] = []
+    for entry in doc.get("identities", ()):
+        what = f"identity {entry['id']}"
+        if any(i.id == entry["id"] for i in out):
+            raise SpecError(f"semantics.identities: id {entry['id']!r} is listed twice",
+                            where=names.where)
+        holds = names.rule(entry["holds"], f"{what}: holds")
+        where = names.rule(entry["where"], f"{what}: where") if "where" in entry else None
+        for field_name, rule in (("holds", holds), ("where", where)):
+            if rule is not None and rule.type not in ("bool", "any"):
+                raise SpecError(f"semantics.identities: {entry['id']}: {field_name} is a "
+                                f"{rule.type}, expected a condition", where=names.where)
+        out.append(Identity(entry["id"], entry["text"], holds, where,
+                            _src(entry["source"]) if "source" in entry else None))
+    return tuple(out)
 
 
 def _inputs(doc: Mapping[str, Any], where: str,

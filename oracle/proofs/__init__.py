@@ -50,6 +50,7 @@ from sm5.oracle.proofs.theorems.base import (
     build_context,
     run_theorem,
 )
+from sm5.oracle.proofs.theorems.identities import IDENTITY_ENCODINGS, identity_holds
 from sm5.oracle.proofs.theorems.memory import (
     WrapQuery,
     bounds_groups,
@@ -122,6 +123,13 @@ def run_instruction(spec: Spec, name: str, *, work: int = DEFAULT_WORK,
     for group in instruction.semantics.groups:
         run("partition", group.id, partial(partition, ctx, group))
     run("outcomes", "", partial(outcome_consistency, ctx))
+    if instruction.semantics.identities:
+        readings = [ctx if ctx.encoding == encoding else
+                    build_context(instruction, spec.model, encoding=encoding)
+                    for encoding in IDENTITY_ENCODINGS]
+        for identity in instruction.semantics.identities:
+            run("identity", identity.id,
+                partial(identity_holds, readings, identity, ctx.models))
     for group in bounds_groups(ctx):
         for clause in group.clauses:
             if ctx.defines(clause):

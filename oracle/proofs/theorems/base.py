@@ -124,14 +124,18 @@ def _work_count(solver: Any) -> int:
     return count
 
 
-def new_solver() -> Any:
+def new_solver(bv_solver: int = 0) -> Any:
     """A z3 solver in incremental mode (its SMT core with non-linear arithmetic support).
 
     A fresh ``z3.Solver`` answers its first ``check`` with a non-incremental tactic, which on
     these non-linear queries regularly stalls for seconds; the SMT core answers in
     milliseconds. Pushing a scope selects it.
+    ``bv_solver`` picks z3's bit-vector solver (0: bit-blasting, 2: int-blasting); it only takes
+    effect when set before the push.
     """
     solver = z3.Solver()
+    if bv_solver:
+        solver.set("smt.bv.solver", bv_solver)
     solver.push()
     return solver
 
