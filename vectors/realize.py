@@ -27,6 +27,10 @@ Point = Mapping[str, Value]
 
 
 
+#: The bits of a 32-bit word.
+WORD_MASK = 0xFFFFFFFF
+
+
 def _int(point: Point, name: str) -> int:
     value = point[name]
     assert isinstance(value, int) and not isinstance(value, bool), (name, value)
@@ -205,8 +209,10 @@ def place(asm: Assembler, points: Sequence[Point]) -> None:
             if b.kind == "lane":
                 vector[2 * lane], vector[2 * lane + 1] = split64(_int(p, item.name))
             else:
-                vector[lane if b.component == LANE_COMPONENT else b.component] = \
-                    _int(p, item.name)
+                # An iword input (a z3 witness reads it signed) is placed as its word.
+                value = _int(p, item.name) & WORD_MASK if item.type == "iword" \
+                    else _int(p, item.name)
+                vector[lane if b.component == LANE_COMPONENT else b.component] = value
         for i, vector in wanted.items():
             asm.vector(i, vector)
         for item in ins.semantics.inputs:
