@@ -38,6 +38,7 @@ from sm5.vectors.sections import (
     alias_cases,
     boundary_cases,
     cell_cases,
+    declaration_flag_cases,
     limit_cases,
     load_witnesses,
     mask_swizzle_cases,
@@ -131,6 +132,7 @@ def systematic_cases(spec: Spec, name: str, plan: Plan, seed: int
         ("limit", limit_cases(spec, name, pool, seed)),
         ("alias", alias_cases(spec, name, pool, seed)),
         ("witness", witness_cases(spec, name, load_witnesses(spec, name), seed)),
+        ("declaration-flags", declaration_flag_cases(spec, name, pool, seed)),
     ]
     for section, cases in sections:
         for case in cases:

@@ -104,6 +104,8 @@ class Slot:
     return_type: str = ""
     format: str = ""
     dims: Dims = DEFAULT_DIMS
+    #: Suffix flags of the resource's declaration (``dcl_uav_raw_glc``), in the spec's order.
+    declaration_flags: tuple[str, ...] = ()
 
     @property
     def register(self) -> str:
@@ -180,7 +182,7 @@ def resource_declaration(spec: Spec, slot: Slot) -> Declaration:
     decl = spec.declarations.declarations[name]
     rtype = (slot.return_type,) * 4 if decl.return_type else ()
     return Declaration(name, Operand(slot.file, slot.index), _dims_numbers(spec, name, slot.dims),
-                       (), rtype)
+                       slot.declaration_flags, rtype)
 
 
 def declarations(spec: Spec, shape: Shape) -> list[Declaration]:

@@ -25,6 +25,7 @@ Each section draws from its own ``random.Random`` seeded with
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from collections import Counter
@@ -352,6 +353,39 @@ def cell_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator[Case]:
                     yield realize(spec, shape, envs(points), ch, flags=("cell",), note=note)
                     continue
             yield assemble(spec, shape, ch, flags=("cell",), note=note)
+
+
+def declaration_flag_cases(spec: Spec, name: str, pool: Pool, seed: int) -> Iterator[Case]:
+    """Every resource operand declared with each combination of the suffix flags its
+    declaration accepts (``glc``, ``opc``), on the first legal shape of the cell section that
+    declares it: flags an implementation must accept and that change nothing one invocation
+    sees."""
+    ch = section_rng(seed, name, "declaration-flags")
+    ins = spec.instruction(name)
+    lanes = realizer(spec, name).points
+    shapes = [shape for cell in domain.cells(spec, ins)
+              for shape in covering_shapes(spec, all_shapes(spec, name, cell.target.name,
+                                                           cell.runtime))
+              if not violations(spec, shape)]
+    done: set[tuple[int, str]] = set()
+    for shape in shapes:
+        for i, slot in enumerate(shape.slots):
+            if not slot.kind or not domain.is_resource_file(spec, slot.file):
+                continue
+            declared = domain.declaration_of(spec, slot.file, slot.kind)
+            accepted = spec.declarations.declarations[declared].flags
+            if not accepted or (i, declared) in done:
+                continue
+            done.add((i, declared))
+            for count in range(1, len(accepted) + 1):
+                for flags in itertools.combinations(accepted, count):
+                    flagged = shape.with_slot(i, replace(slot, declaration_flags=flags))
+                    note = f"{declared}{''.join('_' + f for f in flags)} {slot.register}"
+                    points = pool.compatible(flagged, ch, lanes(flagged),
+                                             _defined_only(spec, name))
+                    if points is not None:
+                        yield realize(spec, flagged, envs(points), ch,
+                                      flags=("declaration-flags",), note=note)
 
 
 def reject_cases(spec: Spec, name: str, seed: int) -> Iterator[Case]:
