@@ -197,6 +197,49 @@ CASES: list[tuple[str, list[str], str, str, dict[str, Any]]] = [
      {"r0": [0, 0, 0, 0], "r1": [0, 0, 0, 0]}),
     ("umul/sibling/halves", ["umul r0.x, r1.x, l(0x10000), l(0x10000)"], "cs_5_0", "11.0",
      {"r0": [0, 0, 0, 0], "r1": [0, 0, 0, 0]}),
+    # Worked out by hand: max(1, -1) is 1 signed, 0xFFFFFFFF unsigned; -1 * 1 is
+    # 0xFFFFFFFF:0xFFFFFFFF signed, 0:0xFFFFFFFF unsigned; 0xFFFFFFFF + 3 is carry 1, sum 2;
+    # 1 - 3 is 0xFFFFFFFE, borrow 1 (3 - 1 is 2, borrow 0); swapc with a true condition puts
+    # src2 (7) in dest0; 0x80000000 is a true condition (all 32 bits); a width of 32 is 0
+    # (bits [4:0]): ubfe/ibfe give 0, bfi leaves src3 (7); a field of 8 at 28 is cut at bit 31:
+    # 0xF0000000 >> 28 is 0xF (ubfe) or 0xFFFFFFFF (ibfe); firstbit of 0, and firstbit_shi of
+    # -1, is 0xFFFFFFFF; the highest set bit of 0x10000000 is 3 from the MSB (28 from the LSB).
+    ("imax/sibling/signs", ["imax r0.x, l(1), l(0xffffffff)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("imin/sibling/signs", ["imin r0.x, l(1), l(0xffffffff)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("imul/sibling/minus_one", ["imul r0.x, r1.x, l(0xffffffff), l(1)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0], "r1": [0, 0, 0, 0]}),
+    ("imul/sibling/halves", ["imul r0.x, r1.x, l(0x10000), l(0x10000)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0], "r1": [0, 0, 0, 0]}),
+    ("uaddc/sibling/carry", ["uaddc r0.x, r1.x, l(0xffffffff), l(3)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0], "r1": [0, 0, 0, 0]}),
+    ("usubb/sibling/borrow", ["usubb r0.x, r1.x, l(1), l(3)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0], "r1": [0, 0, 0, 0]}),
+    ("swapc/sibling/true", ["swapc r0.x, r1.x, l(1), l(5), l(7)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0], "r1": [0, 0, 0, 0]}),
+    ("movc/sibling/negative_zero", ["movc r0.x, l(0x80000000), l(5), l(7)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("ubfe/sibling/width_32", ["ubfe r0.x, l(32), l(0), l(1)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("ubfe/sibling/past_bit_31", ["ubfe r0.x, l(8), l(28), l(0xf0000000)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("ibfe/sibling/width_32", ["ibfe r0.x, l(32), l(0), l(1)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("ibfe/sibling/past_bit_31", ["ibfe r0.x, l(8), l(28), l(0xf0000000)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("bfi/sibling/width_32", ["bfi r0.x, l(32), l(0), l(5), l(7)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("firstbit_hi/sibling/zero", ["firstbit_hi r0.x, l(0)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("firstbit_hi/sibling/bit_28", ["firstbit_hi r0.x, l(0x10000000)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("firstbit_lo/sibling/zero", ["firstbit_lo r0.x, l(0)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("firstbit_shi/sibling/minus_one", ["firstbit_shi r0.x, l(0xffffffff)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
+    ("firstbit_shi/sibling/bit_28", ["firstbit_shi r0.x, l(0x10000000)"], "cs_5_0", "11.0",
+     {"r0": [0, 0, 0, 0]}),
 ]
 
 

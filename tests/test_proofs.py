@@ -161,7 +161,8 @@ def test_witnesses_are_complete_concrete_and_fire_their_clauses(
                     assert isinstance(value, bool)
                 else:
                     assert isinstance(value, int) and not isinstance(value, bool)
-                    assert value >= 0
+                    # a signed word reads signed; every other number is a count or a pattern
+                    assert value >= (-(1 << 31) if spec_input.type == "iword" else 0)
             assert int(witness.get("count", 0)) <= 8  # small states
             env = full_env(instruction.semantics, witness)
             assert len(claimed) == 1

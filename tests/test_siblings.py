@@ -109,3 +109,30 @@ def test_an_input_replacement_rewrites_every_read() -> None:
     scopes = [g["scope"] for g in variant["semantics"]["groups"]]
     assert all("invocation" not in s for s in scopes)
     assert "('active') == 'active'" in scopes[-1]
+
+
+#: Siblings whose difference shows in more than one place, and the places (a clause, or an
+#: enumerated input's value) where a golden vector of their own must show it.
+PLACES = {
+    ("atomic_or", "xor"): {"atomic_or.uav_raw.in_bounds", "atomic_or.tgsm_raw.in_bounds"},
+    ("imm_atomic_or", "xor"): {"imm_atomic_or.uav_raw.in_bounds",
+                               "imm_atomic_or.tgsm_raw.in_bounds"},
+    ("atomic_cmp_store", "performed_when_inactive"): {"discarded", "helper"},
+    ("imm_atomic_cmp_exch", "performed_when_inactive"): {"discarded", "helper"},
+}
+
+
+@pytest.mark.parametrize(("name", "sibling_id"), sorted(PLACES))
+def test_a_bug_visible_in_several_places_is_shown_in_each(name: str, sibling_id: str) -> None:
+    sibling = next(s for s in load_default().instruction(name).siblings if s.id == sibling_id)
+    variant = with_sibling(load_default(), name, sibling)
+    theorem = f"{name}/sibling/{sibling_id}"
+    places: set[str] = set()
+    for vector in golden(name):
+        if not vector.provenance or theorem not in vector.provenance.get("theorems", ()):
+            continue
+        final = sibling_state(vector, variant)
+        assert final is not None
+        assert judge(vector, answer(vector, final)).status == "fail", vector.id
+        places |= set(vector.clauses) | {str(v) for v in vector.provenance["witness"].values()}
+    assert PLACES[(name, sibling_id)] <= places

@@ -11,6 +11,8 @@ all: the two are the same kernel where it shows, and the theorem fails.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Mapping
 from typing import Any
 
 import z3
@@ -26,6 +28,11 @@ from sm5.oracle.proofs.theorems.base import (
     show,
     small_witness,
 )
+from sm5.oracle.rulelang.rules import Value
+
+#: At most this many witnesses besides the first, one per further clause where the
+#: difference shows.
+MAX_EXTRA_WITNESSES = 4
 
 
 def sibling_contexts(instruction: InstructionSpec, sibling: Sibling,
@@ -69,9 +76,46 @@ def sibling_differs(instruction: InstructionSpec, sibling: Sibling, model: Model
     if found is None:
         return Found("failed", f"no input tells {instruction.name} from its sibling "
                      f"{sibling.id} ({sibling.text}) where a result shows")
-    # The clause the witness fires in the instruction itself (one where the result shows, if
-    # any): what the golden vector made from it claims.
+    witnesses, claims = [found], [_claim(instruction, found, plain)]
+    covered = {c.id for c in classify(instruction, found)}
+    # Where the difference can show in several places (a UAV and a g#, an inactive and a
+    # helper invocation), the first witness moved there: its values with other choices of the
+    # enumerated inputs (file, kind, invocation, ...), in order, each that shows the difference
+    # while firing a clause, or holding an enumerated value, no witness has yet. Nothing is
+    # searched: the moves are substituted and simplified, so the set is the same on every run
+    # and costs no z3 work.
+    query = z3.And(*constraints, z3.Or(*shows))
+    seen = {(name, value) for name, value in found.items()}
+    for moved in _moves(ctx, found):
+        if len(witnesses) > MAX_EXTRA_WITNESSES:
+            break
+        fresh = {(name, value) for name, value in moved.items()} - seen
+        fired = {c.id for c in classify(instruction, moved)}
+        if not fired - covered and not fresh:
+            continue
+        if not z3.is_true(z3.simplify(z3.substitute(query, *ctx.syms.bind(moved)))):
+            continue
+        witnesses.append(moved)
+        claims.append(_claim(instruction, moved, sorted(fired - covered) or plain))
+        covered |= fired
+        seen |= fresh
+    places = f" ({len(witnesses)} places)" if len(witnesses) > 1 else ""
+    return Found("proved", f"{sibling.text}: told apart at {show(found)}{places}",
+                 tuple(witnesses), tuple(claims))
+
+
+def _moves(ctx: Context, found: Mapping[str, Value]) -> list[dict[str, Value]]:
+    """``found`` with every other combination of its enumerated inputs' values, in order."""
+    names = [i.name for i in ctx.spec.semantics.inputs if i.type == "enum"]
+    choices = [ctx.spec.semantics.input(n).values for n in names]
+    return [{**found, **dict(zip(names, combo, strict=True))}
+            for combo in itertools.product(*choices)
+            if any(found[n] != v for n, v in zip(names, combo, strict=True))]
+
+
+def _claim(instruction: InstructionSpec, found: Mapping[str, Value],
+           plain: list[str]) -> tuple[str, ...]:
+    """The clause a witness fires in the instruction itself (one where the result shows, if
+    any): what the golden vector made from it claims."""
     fired = [c.id for c in classify(instruction, found)]
-    claim = ([c for c in fired if c in plain] or fired)[:1]
-    return Found("proved", f"{sibling.text}: told apart at {show(found)}", (found,),
-                 (tuple(claim),))
+    return tuple(([c for c in fired if c in plain] or fired)[:1])
