@@ -18,7 +18,7 @@ from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.asm.parser import forget_parsed
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.execution.executor import check_instructions, check_state, execute
-from sm5.oracle.execution.interpreter import run_program
+from sm5.oracle.execution.run import run_program
 from sm5.oracle.legality import first_violation
 from sm5.oracle.machine.program import Program
 from sm5.oracle.machine.state import (

@@ -314,10 +314,90 @@ def index_page(spec: Spec) -> str:
     return "\n".join(out)
 
 
+#: The generated page of the flow-control instructions (one page for the 20, since they make
+#: sense only together: the constructs, the effects, the structure rules).
+CONTROL_PAGE = "flow-control.md"
+
+
+def control_page(spec: Spec, *, hand: Path, golden: Path) -> str:
+    """The flow-control instructions: constructs, effects, each instruction's clauses and rules,
+    the structure rules and the errata, from spec/control.yaml and spec/control/."""
+    control = spec.control
+    rules = {r.id: r for r in spec.control_rules}
+    out = [GENERATED_NOTE, "", "# Flow control", "",
+           "Generated from `spec/control.yaml` and `spec/control/<name>.yaml`. Each instruction "
+           "names an *effect* the interpreter implements (`sm5.oracle.execution.control`); the "
+           "partners of every block are matched once, before execution, by the structure pass "
+           "(`sm5.oracle.legality.structure`). See [Programs](../programs.md#flow-control).", "",
+           f"The condition test of the `_z`/`_nz` forms: `{control.test.text}` over the 32 bits "
+           f"of the selected component ({_source(spec, _ref(control.test_source))}). Limits: "
+           f"blocks nest {control.limits.nesting} deep, the return stack holds "
+           f"{control.limits.call_depth} entries, the interpreter gives no verdict past "
+           f"{control.limits.steps:,} executed instructions.", "",
+           "## Constructs", "", "| construct | opened by | inside | closed by |",
+           "|---|---|---|---|"]
+    for c in control.constructs:
+        inside = ", ".join(x for x in (c.middle, c.entries) if x) or "-"
+        out.append(f"| {c.name} | `{c.open}` | {inside} | `{c.close}` |")
+    out += ["", "## Effects", "", "| effect | instructions | what it does |", "|---|---|---|"]
+    for effect in control.effects.values():
+        names = ", ".join(f"`{i.name}`" for i in control.instructions.values()
+                          if i.effect == effect.name)
+        out.append(f"| `{effect.name}` | {names} | {_cell(effect.text)} |")
+    out += ["", "## Clause variables", "", "| variable | type | meaning |", "|---|---|---|"]
+    out += [f"| `{v.name}` | {v.type} | {_cell(v.text)} |" for v in control.variables]
+    cases = _hand_counts(hand, control.instructions)
+    vectors = _golden_counts(golden, control.instructions)
+    for ins in control.instructions.values():
+        out += ["", f"## {ins.name}", "", _cell(ins.summary), "",
+                f"`{ins.syntax}` - opcode 0x{ins.opcode:02X}, effect `{ins.effect}`, stages "
+                f"{', '.join(ins.stages)} ({_source(spec, _ref(ins.source))}); "
+                f"{cases.get(ins.name, 0)} hand cases, {vectors.get(ins.name, 0)} golden "
+                "vectors.", ""]
+        if ins.operands:
+            out += ["| operand | role | files | meaning |", "|---|---|---|---|"]
+            out += [f"| {o.name} | {o.role} | {', '.join(o.files)} | {_cell(o.meaning)} |"
+                    for o in ins.operands]
+            out.append("")
+        out += ["| clause | when | text |", "|---|---|---|"]
+        out += [f"| `{c.id}` | {_code(c.when.text)} | {_cell(c.text)} "
+                f"({_source(spec, _ref(c.source))}) |" for c in ins.clauses]
+        own = [r for r in rules.values() if r.id.startswith(ins.name + ".")]
+        if own:
+            out += ["", "Rules: " + "; ".join(f"`{r.id}`: {r.text}" for r in own)]
+        if ins.errata:
+            out += ["", "Errata: " + ", ".join(f"`{e}`" for e in ins.errata)]
+    out += ["", "## Structure rules", "", "| rule | text | source |", "|---|---|---|"]
+    out += [f"| `{r.id}` | {_cell(r.text)} | {_source(spec, _ref(r.source))} |"
+            for r in control.rules]
+    out += ["", "## Errata", ""]
+    for e in control.errata:
+        out += [f"- **`{e.id}`** ({', '.join(e.sources)}): {e.defect} *Resolution:* "
+                f"{e.resolution}"]
+    out.append("")
+    return "\n".join(out)
+
+
+def _ref(source: Any) -> SourceRef:
+    return SourceRef(source.ref, source.section)
+
+
+def _hand_counts(folder: Path, names: Mapping[str, Any]) -> dict[str, int]:
+    return {name: len(_hand_cases(folder / f"{name}.yaml")) for name in names
+            if (folder / f"{name}.yaml").is_file()}
+
+
+def _golden_counts(folder: Path, names: Mapping[str, Any]) -> dict[str, int]:
+    return {name: _golden(folder / f"{name}.jsonl")[0] for name in names
+            if (folder / f"{name}.jsonl").is_file()}
+
+
 def pages(spec: Spec, root: Path) -> dict[str, str]:
     """Every page of ``docs/instructions/``, by file name, from the checkout at ``root``."""
     measured = _measured(root / "conformance" / "vkd3d" / "measured.json")
-    out = {"index.md": index_page(spec)}
+    out = {"index.md": index_page(spec),
+           CONTROL_PAGE: control_page(spec, hand=root / "tests" / "hand",
+                                      golden=root / "vectors" / "golden")}
     for name, ins in sorted(spec.instructions.items()):
         out[f"{name}.md"] = instruction_page(
             spec, ins, hand=root / "tests" / "hand" / f"{name}.yaml",

@@ -240,6 +240,33 @@ CASES: list[tuple[str, list[str], str, str, dict[str, Any]]] = [
      {"r0": [0, 0, 0, 0]}),
     ("firstbit_shi/sibling/bit_28", ["firstbit_shi r0.x, l(0x10000000)"], "cs_5_0", "11.0",
      {"r0": [0, 0, 0, 0]}),
+    # Flow control, worked out by hand (FS 22.7). breakc_nz with r1.x = 1 in case 1 of a switch
+    # in a loop leaves the switch only: r0.x = 0 + 100, then break leaves the loop (a breakc
+    # that left the loop would keep 0). continue in the switch goes back to the loop start: the
+    # counter r0.y reaches 3 and the loop ends with r0.x untouched by "iadd r0.x, .., 100"
+    # after the switch (a continue that only left the switch adds 100 each time).
+    ("breakc/flow/in_switch_in_loop",
+     ["mov r0.x, l(0)", "loop", "switch l(1)", "case l(1)", "breakc_nz r1.x", "mov r0.x, l(5)",
+      "break", "endswitch", "iadd r0.x, r0.x, l(100)", "break", "endloop"],
+     "cs_5_0", "11.0", {"r0": [7, 0, 0, 0], "r1": [1, 0, 0, 0]}),
+    ("continue/flow/in_switch_in_loop",
+     ["mov r0.xy, l(0, 0, 0, 0)", "loop", "uge r1.x, r0.y, l(3)", "breakc_nz r1.x",
+      "iadd r0.y, r0.y, l(1)", "switch l(1)", "case l(1)", "continue", "endswitch",
+      "iadd r0.x, r0.x, l(100)", "endloop"],
+     "cs_5_0", "11.0", {"r0": [7, 7, 0, 0], "r1": [0, 0, 0, 0]}),
+    # A case with code falling into the next case is illegal on shader model 5 (FS 22.7.18).
+    ("case/flow/fallthrough_with_code",
+     ["switch r0.x", "case l(1)", "mov r0.y, l(1)", "case l(2)", "iadd r0.y, r0.y, l(2)",
+      "break", "endswitch"],
+     "cs_5_0", "11.0", {"r0": [1, 0, 0, 0]}),
+    # 34 subroutines each add 1 and call the next: the call made with 32 entries on the return
+    # stack (from l31) is skipped, so r0.x counts 32 (FS 7.12, 22.7.10).
+    ("call/flow/depth_33",
+     ["mov r0.x, l(0)", "call l0", "ret",
+      *[line for k in range(33) for line in (f"label l{k}", "iadd r0.x, r0.x, l(1)",
+                                              f"call l{k + 1}", "ret")],
+      "label l33", "iadd r0.x, r0.x, l(1)", "ret"],
+     "cs_5_0", "11.0", {"r0": [0, 0, 0, 0]}),
 ]
 
 

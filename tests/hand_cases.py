@@ -179,11 +179,13 @@ def _check_case(case: HandCase) -> None:
 
 
 def _check_against_spec(case: HandCase, spec: Spec) -> None:
-    if case.instruction not in spec.instructions:
+    control = spec.control.instructions.get(case.instruction)
+    if case.instruction not in spec.instructions and control is None:
         raise HandFileError(f"the spec has no instruction {case.instruction!r}",
                             where=case.where)
-    known = {c.id for g in spec.instruction(case.instruction).semantics.groups
-             for c in g.clauses}
+    known = ({c.id for c in control.clauses} if control is not None else
+             {c.id for g in spec.instruction(case.instruction).semantics.groups
+              for c in g.clauses})
     unknown = [c for c in case.clauses if c not in known]
     if unknown:
         raise HandFileError(f"unknown clause id(s) {', '.join(unknown)}; "

@@ -330,7 +330,7 @@ def test_grammar_comes_from_the_spec() -> None:
     change."""
     extra = AuxInstruction("xmax", 0x24, (
         AuxOperand("dst", "dst", "mask"), AuxOperand("a", "src", "swizzle"),
-        AuxOperand("b", "src", "select")), SPEC.auxiliary["ret"].source)
+        AuxOperand("b", "src", "select")), SPEC.auxiliary["iadd"].source)
     spec: Spec = dataclasses.replace(SPEC, auxiliary={**SPEC.auxiliary, "xmax": extra})
     ins = parse_line("xmax r0.xy, -r1.yx, l(3)", spec=spec)
     assert ins == Instruction("xmax", (r(0, "mask", "xy"), r(1, "swizzle", "yxxx", neg=True),

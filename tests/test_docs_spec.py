@@ -66,8 +66,16 @@ def test_the_instruction_reference_is_current() -> None:
 def test_every_instruction_has_a_page_listed_in_the_navigation() -> None:
     spec = load_spec(ROOT / "spec")
     folder = ROOT / "docs" / "instructions"
-    assert {p.stem for p in folder.glob("*.md")} == {*spec.instructions, "index"}
+    assert {p.stem for p in folder.glob("*.md")} == {*spec.instructions, "index", "flow-control"}
     config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    # the flow-control instructions share one page: every clause, rule and erratum is on it
+    page = (folder / "flow-control.md").read_text(encoding="utf-8")
+    assert "instructions/flow-control.md" in config
+    for ins in spec.control.instructions.values():
+        assert f"## {ins.name}" in page
+        assert all(f"`{c.id}`" in page for c in ins.clauses), ins.name
+    assert all(f"`{r.id}`" in page for r in spec.control_rules)
+    assert all(f"`{e.id}`" in page for e in spec.control.errata)
     for name in spec.instructions:
         assert f"instructions/{name}.md" in config, name
         page = (folder / f"{name}.md").read_text(encoding="utf-8")

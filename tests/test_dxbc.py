@@ -161,7 +161,7 @@ def test_copy_loop_instruction_tokens() -> None:
         Instruction("loop", ()),
         Instruction("uge", (r(4, "mask", "w"), r(4, "swizzle", "xxxx"),
                             lit(24, selection="swizzle"))),
-        Instruction("breakc_nz", (r(4, "select", "w"),)),
+        Instruction("breakc", (r(4, "select", "w"),), flags=("nz",)),
         Instruction("iadd", (r(4, "mask", "x"), r(4, "swizzle", "xxxx"),
                              lit(16, selection="swizzle"))),
         Instruction("endloop", ()),

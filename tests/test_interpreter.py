@@ -17,6 +17,7 @@ from sm5.oracle.asm import parse_program
 from sm5.oracle.errors import ExecError
 from sm5.oracle.execution.executor import execute
 from sm5.oracle.execution.interpreter import FANOUT, Inspected, Opaque, join, members
+from sm5.oracle.machine.program import Instruction, Program
 from sm5.oracle.machine.state import F64OneOf, Masked, OneOf, expected_to_json, state_from_json
 
 DOUBLES = "dcl_globalFlags enableDoublePrecisionFloatOps"
@@ -118,9 +119,12 @@ def test_a_nan_of_any_payload_read_by_a_rule_widens_the_step() -> None:
 
 
 def test_an_unspecified_instruction_is_an_error_naming_its_line() -> None:
-    with pytest.raises(ExecError, match="line 2: ret is not specified"):
-        execute(parse_program(["dcl_uav_raw u0", "ret"]),
-                state_from_json({"u0": {"kind": "raw", "data": [0]}}))
+    # Every instruction the grammar reads is specified; a program built in Python may hold one
+    # that is not.
+    program = parse_program(["dcl_uav_raw u0", "nop"])
+    made_up = Program((program.lines[0], Instruction("xmax", (), line=2)))
+    with pytest.raises(ExecError, match="line 2: xmax is not specified"):
+        execute(made_up, state_from_json({"u0": {"kind": "raw", "data": [0]}}))
 
 
 def test_members_enumerate_small_sets_only() -> None:

@@ -58,6 +58,8 @@ def golden_lanes() -> tuple[Lane, ...]:
         program = parse_vector_program(vector.program)
         for position in subject_positions(program, subject_of(vector.id)):
             subject = program.instructions[position]
+            if subject.name not in spec.instructions:
+                continue  # a flow-control instruction: no lanes
             ins_spec = spec.instructions[subject.name]
             state = request_state(vector)
             lanes.extend((ins_spec, subject, state, lane)

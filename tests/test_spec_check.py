@@ -78,6 +78,13 @@ def expected_summary() -> str:
     errata = sum(len(d.get("errata", [])) for d in docs)
     rules = sum(len(d.get("rules", [])) + _table_rule_count(d, model) for d in docs) \
         + len(declarations["rules"]) + len(declarations["program_rules"])
+    # flow control: the structure rules, and per instruction a stage rule where it lacks a
+    # stage and an operand rule where it has an operand other than a label
+    control = [_yaml(p) for p in sorted((SPEC_DIR / "control").glob("*.yaml"))]
+    all_stages = {s["name"] for s in model["stages"]}
+    rules += len(_yaml(SPEC_DIR / "control.yaml")["rules"])
+    rules += sum((set(c["stages"]) != all_stages)
+                 + any(o["role"] != "label" for o in c["operands"]) for c in control)
     targets = sum(len(m["stages"]) for m in model["shader_models"])
     return (f"spec {model['spec_version']}: {len(docs)} instructions, {clauses} clauses, "
             f"{errata} errata, {rules} legality rules, {targets} targets")

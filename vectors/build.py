@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sm5.oracle.asm import parse_vector_program
+from sm5.oracle.asm import parse_program, parse_vector_program
 from sm5.oracle.execution.executor import execute
 from sm5.oracle.legality import violations
+from sm5.oracle.legality.structure import match_structure
 from sm5.oracle.machine.program import COMPONENTS, register_file
 from sm5.oracle.machine.state import (
     Execution,
@@ -21,6 +22,7 @@ from sm5.oracle.machine.state import (
     state_from_json,
     step_to_json,
 )
+from sm5.oracle.model.control import LEAVE, RETURN, SELECT
 from sm5.oracle.model.spec import Spec
 from sm5.vectors.format import Vector
 from sm5.vectors.instances import Case
@@ -91,7 +93,11 @@ def allowed_by(state: ExpectedState, clauses: Sequence[str], spec: Spec, *,
 
 
 def _clause_outcomes(spec: Spec, clause_id: str) -> tuple[str, ...]:
+    """The outcomes a clause can give; none for a flow-control clause (it moves the program
+    counter, never a word)."""
     name = clause_id.split(".", 1)[0]
+    if name in spec.control.instructions:
+        return ()
     return spec.instruction(name).clause(clause_id).outcomes
 
 
@@ -122,12 +128,51 @@ def derived_flags(case: Case, execution: Execution, broken: Sequence[str], spec:
         if len(broken) > 1:
             flags.add("multi-rule")
         return flags
-    inactive = "invocation" in case.state
+    final = execution.state.invocation if execution.state is not None else None
+    inactive = "invocation" in case.state or final != spec.model.invocation_states[0]
+    flags.update(structure_flags(case, spec))
     if inactive:
         flags.add("inactive")
     elif memory_voiding(spec).intersection(execution.outcomes):
         flags.add("oob")
     return flags
+
+
+def structure_flags(case: Case, spec: Spec) -> set[str]:
+    """Flags of what a program's flow control is (a real implementation may read a program
+    differently for them, whatever its values): a conditional break in a switch; a switch whose
+    last block runs into its end; code after an untested return of the main program that stands
+    in no block."""
+    control = spec.control
+    program = case.parsed if case.parsed is not None else \
+        parse_program(list(case.program), spec=spec)
+    code = program.instructions
+    if not any(i.name in control.instructions for i in code):
+        return set()
+    structure = match_structure(program, control, None, spec.instructions.__contains__)
+    flags: set[str] = set()
+    for k, ins in enumerate(code):
+        effect = control.effect_of(ins.name)
+        tested = effect is not None and control.instructions[ins.name].test
+        if effect == LEAVE and tested and structure.within.get(k) in control.selects:
+            flags.add(CONDITIONAL_BREAK_IN_SWITCH)
+        main_ends = len(structure.in_main) if all(structure.in_main) else \
+            structure.in_main.index(False)
+        if (effect == RETURN and not tested and structure.in_main[k] and k + 1 < main_ends
+                and not any(p < k < e for p, e in structure.end.items())):
+            flags.add(CODE_AFTER_RETURN)
+        if effect == SELECT and k in structure.end:
+            last = code[structure.end[k] - 1]
+            last_effect = control.effect_of(last.name)
+            if last_effect != LEAVE or control.instructions[last.name].test:
+                flags.add(SWITCH_FALLS_OUT)
+    return flags
+
+
+#: The structure flags (their meanings: spec/schema/vector.schema.json).
+CONDITIONAL_BREAK_IN_SWITCH = "conditional-break-in-switch"
+SWITCH_FALLS_OUT = "switch-falls-out"
+CODE_AFTER_RETURN = "code-after-return"
 
 
 def _short(clause_id: str) -> str:

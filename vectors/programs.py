@@ -5,7 +5,8 @@ lists families of programs, each with the instructions its vectors are about and
 runs on. A vector's id is ``<subject>/<family>/<state position>``: a new family or a new state
 never renumbers another vector. Every expectation is the oracle's (``sm5.vectors.build``), and a
 golden program vector never depends on the interpreter's widening: generation fails on a step
-that was widened, since its expectation ("anything") would test nothing.
+that was widened, or on a program that ends past the interpreter's limits (the ``program``
+outcomes: no verdict), since an expectation of "anything" would test nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from sm5.vectors.shapes import GenerationError
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 PROGRAM_FLAG = "program"
+#: The scope of the outcomes that give no verdict (past the step budget, nesting past its
+#: limit): a golden vector never holds one.
+NO_VERDICT_SCOPE = "program"
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,12 @@ def program_vectors(spec: Spec, subject: str, folder: Path = PROGRAMS) -> Iterat
             vector = to_vector(case, vector_id, spec, subject=positions)
         except Sm5Error as exc:
             raise GenerationError(f"{vector_id}: {exc}") from None
+        no_verdict = [o for o in vector.expect.get("outcomes", ())
+                      if spec.model.outcomes_by_name[o].scope == NO_VERDICT_SCOPE]
+        if no_verdict:
+            raise GenerationError(
+                f"{vector_id}: the program ends with the {no_verdict[0]!r} outcome (every word "
+                "accepted: no verdict); a golden vector must end within the limits")
         widened = [s for s in vector.steps or () if s["widened"]]
         if widened:
             raise GenerationError(

@@ -22,8 +22,9 @@ CopyStructureCount); both are 0 otherwise. ``digest`` is the sha256 of the recor
 views: the runner echoes it, so a reply (or a results file made elsewhere) is tied to exactly the
 program and state it answers.
 
-**The marker.** The harness gets one more store, its last instruction: :data:`MARKER` into the
-word after the state in the state buffer (initially 0). A reply whose marker is missing did not
+**The marker.** The harness's every store of the state back (at its end, and before each early
+return of the main program) ends with one more store: :data:`MARKER` into the word after the
+state in the state buffer (initially 0). A reply whose marker is missing did not
 run the program to its end, whatever the driver says: Wine's Vulkan renderer drops dispatches
 silently, and its pipeline statistics sometimes count 0 invocations for a dispatch that ran, so
 the runner's ``invocations`` is reported but the marker decides.
@@ -31,7 +32,6 @@ the runner's ``invocations`` is reported but the marker decides.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import math
@@ -42,18 +42,16 @@ from typing import Any
 
 from sm5.conformance.guards import GUARD_KEY, request_state
 from sm5.conformance.interface import Result
-from sm5.oracle.asm import parse_line, parse_vector_program
+from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.dxbc import program_to_dxbc
 from sm5.oracle.dxbc.harness import (
-    HARNESS_TARGET,
     Harness,
     ViewBinding,
     build_harness,
     decode_state,
 )
 from sm5.oracle.errors import NotExpressible, Sm5Error
-from sm5.oracle.machine.program import Program
-from sm5.oracle.machine.state import state_from_json, state_to_json
+from sm5.oracle.machine.state import state_to_json
 from sm5.vectors.format import Vector
 
 STREAM_MAGIC = b"SM5D3D11"
@@ -184,22 +182,6 @@ def _binding_view(b: ViewBinding, guard: Mapping[str, Sequence[int]] | None) -> 
     return _view(b.register, b.kind, b.format, b.stride, b.count, b.data, guard, b.counter)
 
 
-@functools.cache
-def _store_name() -> str:
-    """The instruction the harness stores registers back with (read off a tiny harness)."""
-    tiny = build_harness(Program((), HARNESS_TARGET), state_from_json({"r0": [0, 0, 0, 0]}))
-    return next(i.name for i in tiny.program.instructions
-                if i.operands and i.operands[0].file == "u")
-
-
-def with_marker(harness: Harness) -> Program:
-    """The harness program with the marker store before its final instruction (its return)."""
-    *body, last = harness.program.lines
-    marker = parse_line(f"{_store_name()} {harness.state_register}.x, "
-                        f"l({WORD_BYTES * harness.layout.words}), l({MARKER})")
-    return Program((*body, marker, last), harness.program.target)
-
-
 def record_of(vector: Vector) -> Record:
     """The record of an executable vector. Raises NotExpressible (the harness cannot express
     it; the vector is unsupported) or another Sm5Error (a malformed vector)."""
@@ -207,10 +189,10 @@ def record_of(vector: Vector) -> Record:
     state = request_state(vector)
     guards = {name: value[GUARD_KEY] for name, value in vector.state.items()
               if isinstance(value, Mapping) and GUARD_KEY in value}
-    harness = build_harness(program, state, runtime=vector.runtime)
+    harness = build_harness(program, state, runtime=vector.runtime, marker=MARKER)
     views = [_binding_view(b, guards.get(b.register)) for b in harness.bindings]
     views.append(_view(harness.state_register, "raw", "", 0, 0, (*harness.state_words, 0)))
-    dxbc = program_to_dxbc(with_marker(harness))
+    dxbc = program_to_dxbc(harness.program)
     digest = hashlib.sha256(dxbc + b"".join(v.encode() for v in views)).hexdigest()
     return Record(vector.id, harness, dxbc, tuple(views), digest)
 

@@ -19,8 +19,27 @@ from sm5.conformance.guards import request_state
 from sm5.conformance.interface import Result
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.errors import Sm5Error
+from sm5.oracle.execution.semantics import run_instruction
 from sm5.oracle.legality import violations
 from sm5.oracle.machine.program import COMPONENTS, Instruction, Operand, Program, register_file
+from sm5.oracle.machine.state import MachineState
+from sm5.oracle.model.control import (
+    BRANCH,
+    BRANCH_END,
+    DEMOTE,
+    ENTER_SUBROUTINE,
+    ENTRY,
+    LEAVE,
+    LOOP_END,
+    LOOP_START,
+    NEXT_ITERATION,
+    NONZERO_FLAG,
+    OTHER_ARM,
+    RETURN,
+    SELECT,
+    SELECT_END,
+    SUBROUTINE,
+)
 from sm5.oracle.model.spec import InstructionSpec, LegalityRule, MemoryAccess, load_default
 from sm5.vectors.format import Vector
 
@@ -106,7 +125,13 @@ class NaiveTranslator:
                 if broken is not None:
                     return Result.rejected(broken)
             machine = Machine.of(dict(vector.state))
-            known = load_default().instructions
+            spec = load_default()
+            known = spec.instructions
+            if any(i.name in spec.control.instructions for i in program.instructions):
+                unsupported = self.run_flow(program, machine)
+                if unsupported is not None:
+                    return unsupported
+                return Result.of_state(machine.to_json())
             for instruction in program.instructions:
                 if instruction.name not in known:
                     return Result.unsupported(f"the naive translator does not implement "
@@ -135,6 +160,161 @@ class NaiveTranslator:
                                       f"{instruction.name}")
         # else: it writes nothing a single invocation sees (a fence, a barrier)
         return None
+
+    # -- flow control: partners found by scanning at run time, as a debugger does -----------
+
+    def run_flow(self, program: Program, machine: Machine) -> Result | None:
+        """A program with flow control, one instruction at a time under a program counter."""
+        spec = load_default()
+        control = spec.control
+        code = program.instructions
+        labels = {ins.operands[0].index: k for k, ins in enumerate(code)
+                  if control.effect_of(ins.name) == SUBROUTINE}
+        pc, executed = 0, 0
+        returns: list[int] = []
+        while pc < len(code):
+            executed += 1
+            if executed > control.limits.steps:
+                return Result.error("the program did not end within the step budget")
+            ins = code[pc]
+            effect = control.effect_of(ins.name)
+            if effect is None:
+                unsupported = self.step(spec.instructions[ins.name], ins, machine)
+                if unsupported is not None and not self.register_step(program, ins, machine):
+                    return unsupported
+                pc += 1
+                continue
+            spec_ins = control.instructions[ins.name]
+            acts = True
+            if spec_ins.test:
+                acts = (self.selected(ins.operands[0], machine) != 0) == (NONZERO_FLAG
+                                                                         in ins.flags)
+            if effect == SUBROUTINE and not returns:
+                break  # the main program ran into its first subroutine: it has ended
+            if effect == BRANCH and not acts:
+                pc = self.skip_arm(code, pc)
+            elif effect == OTHER_ARM:
+                pc = self.scan(code, pc, forward=True, stop=(BRANCH_END,)) + 1
+            elif effect == LOOP_END:
+                pc = self.scan(code, pc, forward=False, stop=(LOOP_START,)) + 1
+            elif effect == LEAVE and acts:
+                pc = self.leave(code, pc)
+            elif effect == NEXT_ITERATION and acts:
+                pc = self.next_iteration(code, pc)
+            elif effect == SELECT:
+                pc = self.select(code, pc, self.selected(ins.operands[0], machine))
+            elif effect == RETURN and acts:
+                if not returns:
+                    break
+                pc = returns.pop()
+            elif effect == ENTER_SUBROUTINE and acts and self.call_allowed(len(returns)):
+                returns.append(pc + 1)
+                pc = labels[ins.operands[-1].index] + 1
+            elif effect == DEMOTE and acts:
+                machine.invocation = control.demote_to
+                pc += 1
+            else:
+                pc += 1
+        return None
+
+    def register_step(self, program: Program, instruction: Instruction, machine: Machine
+                      ) -> bool:
+        """An ALU instruction the translator does not implement itself, inside a program with
+        flow control: computed by the spec's semantics on the registers (the mutants of flow
+        control are about the control, not the arithmetic). False where it touches memory."""
+        spec = load_default()
+        ins = spec.instructions[instruction.name]
+        if ins.semantics.memory is not None or ins.semantics.counter is not None:
+            return False
+        registers = {k: (v[0], v[1], v[2], v[3]) for k, v in machine.registers.items()}
+        execution = run_instruction(instruction, program,
+                                    MachineState(registers, {}, machine.invocation), ins,
+                                    spec.model)
+        if execution.state is None:
+            return False
+        for name, words in execution.state.registers.items():
+            machine.registers[name] = [w if isinstance(w, int) else old
+                                       for w, old in zip(words, machine.registers[name],
+                                                         strict=True)]
+        return True
+
+    def scan(self, code: tuple[Instruction, ...], pc: int, *, forward: bool,
+             stop: tuple[str, ...]) -> int:
+        """The position of the first instruction with an effect in ``stop`` at the nesting level
+        of ``pc``, walking forward or back and counting blocks opened and closed."""
+        control = load_default().control
+        opens, closes = set(control.construct_opened_by), set(control.construct_closed_by)
+        depth = 0
+        k = pc
+        while True:
+            k = k + 1 if forward else k - 1
+            effect = control.effect_of(code[k].name)
+            if depth == 0 and effect in stop:
+                return k
+            if effect in (opens if forward else closes):
+                depth += 1
+            elif effect in (closes if forward else opens):
+                depth -= 1
+
+    def skip_arm(self, code: tuple[Instruction, ...], pc: int) -> int:
+        """Where a failed branch goes: after its other arm, or after its end."""
+        return self.scan(code, pc, forward=True, stop=(OTHER_ARM, BRANCH_END)) + 1
+
+    def enclosing(self, code: tuple[Instruction, ...], pc: int) -> list[tuple[str, int]]:
+        """The blocks around ``pc``, innermost first: (construct, opener position)."""
+        control = load_default().control
+        found: list[tuple[str, int]] = []
+        depth = 0
+        for k in range(pc - 1, -1, -1):
+            effect = control.effect_of(code[k].name)
+            if effect in control.construct_closed_by:
+                depth += 1
+            elif effect is not None and effect in control.construct_opened_by:
+                if depth == 0:
+                    found.append((control.construct_opened_by[effect].name, k))
+                else:
+                    depth -= 1
+        return found
+
+    def leave_kinds(self, instruction: Instruction) -> tuple[str, ...]:
+        """The blocks a leave (break, breakc) leaves the innermost of."""
+        return load_default().control.effects[LEAVE].jumps_to
+
+    def leave(self, code: tuple[Instruction, ...], pc: int) -> int:
+        kinds = self.leave_kinds(code[pc])
+        _, opener = next(b for b in self.enclosing(code, pc) if b[0] in kinds)
+        control = load_default().control
+        return self.scan(code, opener, forward=True,
+                         stop=tuple(control.construct_closed_by)) + 1
+
+    def next_iteration(self, code: tuple[Instruction, ...], pc: int) -> int:
+        kinds = load_default().control.effects[NEXT_ITERATION].jumps_to
+        _, opener = next(b for b in self.enclosing(code, pc) if b[0] in kinds)
+        return opener + 1
+
+    def select(self, code: tuple[Instruction, ...], pc: int, value: int) -> int:
+        """The entry a select chooses (bitwise), else its default, else after its end."""
+        control = load_default().control
+        end = self.scan(code, pc, forward=True, stop=(SELECT_END,))
+        default = None
+        depth = 0
+        for k in range(pc + 1, end):
+            effect = control.effect_of(code[k].name)
+            if effect in control.construct_opened_by:
+                depth += 1
+            elif effect in control.construct_closed_by:
+                depth -= 1
+            elif effect == ENTRY and depth == 0:
+                operands = code[k].operands
+                if not operands:
+                    default = k
+                elif operands[0].values[0] == value:
+                    return k + 1
+        return default + 1 if default is not None else end + 1
+
+    def call_allowed(self, depth: int) -> bool:
+        """Whether a call made with ``depth`` entries on the return stack enters."""
+        return depth < load_default().control.limits.call_depth
 
     def rejects(self, program: Program, vector: Vector) -> str | None:
         """The first legality rule the instance breaks (the oracle's checker), or None."""

@@ -40,6 +40,8 @@ from sm5.oracle.errors import AsmError, SpecError
 from sm5.oracle.machine.program import (
     COMPONENTS,
     IMMEDIATE_BITS,
+    LABEL_FILE,
+    LABEL_SPELLING,
     NULL_FILE,
     Declaration,
     Instruction,
@@ -64,6 +66,10 @@ _HEX = re.compile(r"([-+]?)0[xX]0*([0-9A-Fa-f]+)", re.ASCII)
 _FLOAT = re.compile(r"[-+]?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?", re.ASCII)
 
 
+#: The operand role of a subroutine label (``call l3``).
+LABEL_ROLE = "label"
+
+
 @dataclass(frozen=True)
 class OperandSlot:
     """One operand position of an instruction: its spec name, role and component selection."""
@@ -80,6 +86,11 @@ class Grammar:
     instructions: Mapping[str, tuple[OperandSlot, ...]]
     #: Suffix flags per instruction that has any, in the spec's order.
     instruction_flags: Mapping[str, tuple[str, ...]]
+    #: Flow-control instructions with a test: written with exactly one of their flags
+    #: (``_z``/``_nz``), never bare, never with ``_sat``.
+    tested: frozenset[str]
+    #: Flow-control instructions (no ``_sat`` form).
+    control: frozenset[str]
     declarations: Mapping[str, DeclarationSpec]
     declarations_longest_first: tuple[str, ...]
     declaration_prefix: str
@@ -112,6 +123,11 @@ def grammar_of(spec: Spec | None = None) -> Grammar:
     return grammar
 
 
+#: The parser's operand role of each flow-control operand role: a condition or a case literal
+#: is a source; a label is its own kind (``l3``).
+_CONTROL_ROLES = {"condition": "src", "literal": "src", "label": LABEL_ROLE}
+
+
 def _selection(value: str) -> Selection:
     if value not in get_args(Selection):
         raise SpecError(f"operand selection {value!r} is not one of {get_args(Selection)}")
@@ -137,6 +153,11 @@ def _build_grammar(spec: Spec) -> Grammar:
     for ins in spec.instructions.values():
         instructions[ins.name] = tuple(
             OperandSlot(o.name, o.role, _selection(o.selection)) for o in ins.operands)
+    controls = spec.control.instructions
+    for control in controls.values():
+        instructions[control.name] = tuple(
+            OperandSlot(o.name, _CONTROL_ROLES[o.role], "none" if o.role == "label" else "select")
+            for o in control.operands)
     files = [f for f in spec.model.file_names if f not in IMMEDIATE_BITS]
     indexed = tuple(f for f in files if len(f) == 1)
     named = tuple(f for f in files if len(f) > 1)
@@ -150,7 +171,10 @@ def _build_grammar(spec: Spec) -> Grammar:
     decls = spec.declarations.declarations
     return Grammar(
         instructions=instructions,
-        instruction_flags={i.name: i.flag_names for i in spec.instructions.values() if i.flags},
+        instruction_flags={**{i.name: i.flag_names for i in spec.instructions.values() if i.flags},
+                           **{c.name: c.flag_names for c in controls.values() if c.test}},
+        tested=frozenset(c.name for c in controls.values() if c.test),
+        control=frozenset(controls),
         declarations=dict(decls),
         declarations_longest_first=tuple(sorted(decls, key=len, reverse=True)),
         declaration_prefix=_common_prefix(list(decls)),
@@ -534,7 +558,10 @@ def _instruction(cur: _Cursor, name_token: Token, name: str, sat: bool,
     raws: list[_RawOperand] = []
     if cur.peek() is not None:
         while True:
-            raws.append(_raw_operand(cur))
+            if len(raws) < len(slots) and slots[len(raws)].role == LABEL_ROLE:
+                raws.append(_label_operand(cur, name, len(raws) + 1))
+            else:
+                raws.append(_raw_operand(cur))
             token = cur.next()
             if token is None:
                 break
@@ -547,6 +574,23 @@ def _instruction(cur: _Cursor, name_token: Token, name: str, sat: bool,
     operands = tuple(_place(cur, raw, slot, name, i + 1)
                      for i, (raw, slot) in enumerate(zip(raws, slots, strict=True)))
     return Instruction(name, operands, sat, line=cur.line, flags=flags)
+
+
+def _label_operand(cur: _Cursor, instruction: str, number: int) -> _RawOperand:
+    """A subroutine label ``l3``: no modifiers, no components, a number that fits 32 bits."""
+    token = cur.next()
+    what = f"operand {number} of {instruction}"
+    if (token is None or token.kind != WORD or not token.text.startswith(LABEL_SPELLING)
+            or not token.text[len(LABEL_SPELLING):].isdigit()
+            or not token.text[len(LABEL_SPELLING):].isascii()):
+        raise cur.error(f"expected a label {LABEL_SPELLING}# for {what}, got {cur.got(token)}",
+                        cur.where(token))
+    index = _register_index(cur, token, token.text[len(LABEL_SPELLING):], LABEL_SPELLING)
+    if cur.at_punct("."):
+        dot = cur.peek()
+        assert dot is not None
+        raise cur.error(f"a label takes no component selection ({what})", dot.column)
+    return _RawOperand(token.column, Operand(LABEL_FILE, index), 0, None, 0, token.column)
 
 
 def _suffix_flags(cur: _Cursor, token: Token, name: str, allowed: tuple[str, ...],
@@ -663,16 +707,26 @@ def _line(cur: _Cursor) -> Line:
     grammar = cur.grammar
     word = token.text
     if word in grammar.instructions:
+        if word in grammar.tested:
+            raise cur.error(f"{word} is written with a test: {word}_z (acts when all 32 bits "
+                            f"are zero) or {word}_nz (when any bit is set)", token.end)
         return _instruction(cur, token, word, False)
     declaration = grammar.declarations.get(word)
     if declaration is not None:
         return _declaration(cur, token, declaration, ())
     if word.endswith(SAT_SUFFIX) and word[:-len(SAT_SUFFIX)] in grammar.instructions:
+        if word[:-len(SAT_SUFFIX)] in grammar.control:
+            raise cur.error(f"{word[:-len(SAT_SUFFIX)]} is flow control: it takes no "
+                            f"{SAT_SUFFIX}", token.end - len(SAT_SUFFIX))
         return _instruction(cur, token, word[:-len(SAT_SUFFIX)], True)
     for name, allowed in grammar.instruction_flags.items():
         if word.startswith(name + "_"):
             suffix = word[len(name) + 1:]
             sat = suffix.endswith(SAT_SUFFIX)
+            if name in grammar.control and (sat or len(suffix.split("_")) != 1):
+                tests = ", ".join("_" + f for f in allowed)
+                raise cur.error(f"{name} takes one test suffix ({tests}) and no other; got "
+                                f"{shown(token.text)}", token.column)
             flags = _suffix_flags(cur, token, name, allowed,
                                   suffix[:-len(SAT_SUFFIX)] if sat else suffix)
             return _instruction(cur, token, name, sat, flags)

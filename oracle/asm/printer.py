@@ -15,6 +15,8 @@ import struct
 from sm5.oracle.asm.parser import SAT_SUFFIX
 from sm5.oracle.machine.program import (
     IMMEDIATE_BITS,
+    LABEL_FILE,
+    LABEL_SPELLING,
     Declaration,
     Instruction,
     Line,
@@ -38,6 +40,8 @@ def format_double(bits: int) -> str:
 
 
 def format_operand(op: Operand) -> str:
+    if op.file == LABEL_FILE:
+        return f"{LABEL_SPELLING}{op.index}"
     if op.is_immediate:
         spell = format_double if IMMEDIATE_BITS[op.file] == 64 else format_value
         text = f"{op.file}({', '.join(spell(v) for v in op.values)})"

@@ -29,5 +29,19 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"  {ins.name:<18} opcode 0x{ins.opcode:02X}  {len(ins.operands)} operands  "
               f"{len(ins.clauses):>2} clauses  {len(ins.rules):>2} rules  "
               f"{len(ins.errata)} errata")
+    control = spec.control
+    rules = {r.id: r for r in spec.control_rules}
+    print(f"flow control: {len(control.instructions)} instructions, "
+          f"{sum(len(c.clauses) for c in control.instructions.values())} clauses, "
+          f"{len(control.rules)} structure rules, {len(control.errata)} errata "
+          f"(limits: nesting {control.limits.nesting}, call depth "
+          f"{control.limits.call_depth}, {control.limits.steps} steps)")
+    for c in control.instructions.values():
+        own = sum(1 for r in rules if r.startswith(c.name + "."))
+        test = "_z/_nz" if c.test else ""
+        print(f"  {c.name:<18} opcode 0x{c.opcode:02X}  {len(c.operands)} operands  "
+              f"{len(c.clauses):>2} clauses  {own:>2} rules  effect {c.effect} {test}".rstrip())
+    for rule in control.rules:
+        print(f"  {rule.id}")
     print("ok")
     return 0

@@ -12,10 +12,12 @@ program's instructions unchanged, stores the state back and returns::
     dcl_thread_group 1, 1, 1
     <raw load> rK.xyzw, l(16 * k'), u<S>.xyzw           every register (k': its slot)
     <g# words: state buffer -> scratch -> g#, in a loop>
-    <the program's instructions>
+    <the main program's instructions>                  each return (untested or tested) of
+                                                       the main program stores the state back
     <raw store> u<S>.xyzw, l(16 * k'), rK.xyzw        every register
     <g# words: g# -> scratch -> state buffer, in a loop>
-    ret
+    <exit>
+    <the program's subroutines, unchanged>
 
 A g# copy is a ``loop`` over an index register (``breakc_nz`` leaves it), up to four words a
 step, so the harness has the same size whatever the size of g#: a 32 KB g# compiles as fast
@@ -31,7 +33,7 @@ The harness is always cs_5_0, whatever the vector's target: the specified semant
 instructions do not depend on the stage or shader model (those only decide legality, which the
 oracle settles before a vector is exported; rejected vectors have no harness). What a compute
 shader cannot express raises :class:`NotExpressible`: a helper or discarded invocation (pixel
-shader states), a register file the compute stage lacks, a program that returns early, a vector
+shader states), a register file or instruction the compute stage lacks (discard), a vector
 that leaves no free UAV slot.
 
 A register the program uses but the state omits starts as zero and is stored back like the rest.
@@ -56,6 +58,7 @@ from sm5.oracle.machine.program import (
     Selection,
 )
 from sm5.oracle.machine.state import MachineState, Resource
+from sm5.oracle.model.control import NONZERO_FLAG, RETURN, SUBROUTINE
 from sm5.oracle.model.encoding import Encoding, load_default_encoding
 from sm5.oracle.model.spec import Spec, load_default
 
@@ -170,10 +173,10 @@ def _check_expressible(program: Program, state: MachineState, spec: Spec) -> Non
         file = files.get(op.file)
         if file is not None and HARNESS_STAGE not in file.stages:
             raise NotExpressible(f"register file {op.file!r} does not exist in the compute stage")
-    exit_name = spec.harness["exit"]
-    if any(ins.name == exit_name for ins in program.instructions):
-        raise NotExpressible(f"the program contains {exit_name!r}: it would return before the "
-                             "harness stores the state back")
+    for ins in program.instructions:
+        control = spec.control.instructions.get(ins.name)
+        if control is not None and HARNESS_STAGE not in control.stages:
+            raise NotExpressible(f"{ins.name} does not exist in the compute stage")
 
 
 def _state_slot(program: Program, state: MachineState, runtime: str, spec: Spec) -> int:
@@ -233,8 +236,11 @@ def _tgsm_slots(program: Program, state: MachineState, first: int, spec: Spec
 
 
 def build_harness(program: Program, state: MachineState, *, runtime: str = "11.0",
-                  spec: Spec | None = None, encoding: Encoding | None = None) -> Harness:
-    """The cs_5_0 harness of ``program`` on ``state`` (see the module docstring)."""
+                  spec: Spec | None = None, encoding: Encoding | None = None,
+                  marker: int | None = None) -> Harness:
+    """The cs_5_0 harness of ``program`` on ``state`` (see the module docstring). With
+    ``marker``, every store of the state back ends by writing that value to the word after the
+    state (``layout.words``): a runner that finds it there knows the dispatch ran to an end."""
     spec = spec or load_default()
     encoding = encoding or load_default_encoding()
     _check_expressible(program, state, spec)
@@ -253,23 +259,24 @@ def build_harness(program: Program, state: MachineState, *, runtime: str = "11.0
     for t in tgsm:
         initial.extend(state.resources[t.name].data)
     scratch = max(numbers, default=-1) + 1
-    return Harness(_harness_program(program, layout, slot, scratch, spec), slot, tuple(initial),
-                   layout, bindings)
+    return Harness(_harness_program(program, layout, slot, scratch, spec, marker), slot,
+                   tuple(initial), layout, bindings)
 
 
 #: Harness programs built, by (program, layout, state slot, scratch register): the vectors of
 #: one program and state shape share one (its values travel in the buffers), the same object.
-_built: dict[tuple[Program, StateLayout, int, int], tuple[Spec, Program]] = {}
+_built: dict[tuple[Program, StateLayout, int, int, int | None], tuple[Spec, Program]] = {}
 _MAX_BUILT = 4096
 
 
 def _harness_program(program: Program, layout: StateLayout, slot: int, scratch: int,
-                     spec: Spec) -> Program:
-    key = (program, layout, slot, scratch)
+                     spec: Spec, marker: int | None) -> Program:
+    key = (program, layout, slot, scratch, marker)
     found = _built.get(key)
     if found is not None and found[0] is spec:
         return found[1]
-    built = Program(tuple(_program_lines(program, layout, slot, scratch, spec)), HARNESS_TARGET)
+    built = Program(tuple(_program_lines(program, layout, slot, scratch, spec, marker)),
+                    HARNESS_TARGET)
     if len(_built) >= _MAX_BUILT:
         _built.clear()
     _built[key] = (spec, built)
@@ -277,7 +284,7 @@ def _harness_program(program: Program, layout: StateLayout, slot: int, scratch: 
 
 
 def _program_lines(program: Program, layout: StateLayout, slot: int, scratch: int,
-                   spec: Spec) -> list[Line]:
+                   spec: Spec, marker: int | None) -> list[Line]:
     state_uav = Operand("u", slot)
     known_flags = spec.declarations.declarations["dcl_globalFlags"].global_flags
     wanted = {HARNESS_GLOBAL_FLAG}
@@ -302,15 +309,32 @@ def _program_lines(program: Program, layout: StateLayout, slot: int, scratch: in
             whole)))
     for t in layout.tgsm:
         lines.extend(_tgsm_copy(t, slot, scratch, spec, to_tgsm=True))
-    lines.extend(program.instructions)
+    store_back: list[Line] = []
     for reg in layout.registers:
-        lines.append(Instruction(spec.harness["raw_store"], (Operand("u", slot, selection="mask",
-                                                       components=COMPONENTS),
-                                               _lit(WORD_BYTES * reg.offset, "select"),
-                                               _r(_number(reg.name), "swizzle", COMPONENTS))))
+        store_back.append(Instruction(spec.harness["raw_store"], (
+            Operand("u", slot, selection="mask", components=COMPONENTS),
+            _lit(WORD_BYTES * reg.offset, "select"),
+            _r(_number(reg.name), "swizzle", COMPONENTS))))
     for t in layout.tgsm:
-        lines.extend(_tgsm_copy(t, slot, scratch, spec, to_tgsm=False))
-    lines.append(Instruction(spec.harness["exit"], ()))
+        store_back.extend(_tgsm_copy(t, slot, scratch, spec, to_tgsm=False))
+    if marker is not None:
+        store_back.append(Instruction(spec.harness["raw_store"], (
+            Operand("u", slot, selection="mask", components="x"),
+            _lit(WORD_BYTES * layout.words, "select"), _lit(marker, "swizzle"))))
+    exit_ = Instruction(spec.harness["exit"], ())
+    instructions = program.instructions
+    first_label = next((k for k, ins in enumerate(instructions)
+                        if spec.control.effect_of(ins.name) == SUBROUTINE), len(instructions))
+    for ins in instructions[:first_label]:
+        if spec.control.effect_of(ins.name) != RETURN:
+            lines.append(ins)
+        elif not ins.operands:  # untested: the state is stored before the invocation ends
+            lines.extend([*store_back, exit_])
+        else:  # tested: stored inside a branch on the same test, where it returns
+            lines.extend([Instruction(spec.harness["branch"], ins.operands, flags=ins.flags),
+                          *store_back, exit_, Instruction(spec.harness["branch_end"], ())])
+    lines.extend([*store_back, exit_])
+    lines.extend(instructions[first_label:])
     return lines
 
 
@@ -376,7 +400,8 @@ def _tgsm_copy(t: TgsmSlot, slot: int, scratch: int, spec: Spec, *, to_tgsm: boo
                 Instruction(move["at_least"], (_r(scratch, "mask", "w"),
                                                _r(scratch, "swizzle", component * 4),
                                                _lit(end, "swizzle"))),
-                Instruction(move["break_nonzero"], (_sel(scratch, "w"),)),
+                Instruction(move["break_nonzero"], (_sel(scratch, "w"),),
+                            flags=(NONZERO_FLAG,)),
                 *inner,
                 Instruction(move["loop_end"], ())]
 

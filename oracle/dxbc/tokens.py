@@ -13,10 +13,13 @@ from dataclasses import dataclass
 
 from sm5.oracle.errors import EncodeError, SpecError
 from sm5.oracle.machine.program import COMPONENTS, Declaration, Instruction, Operand, Program
+from sm5.oracle.model.control import NONZERO_FLAG
 from sm5.oracle.model.encoding import Encoding, load_default_encoding
 from sm5.oracle.model.spec import Spec, load_default
 
 DEFAULT_TARGET = "cs_5_0"
+#: The opcode token field of a _z/_nz test (D3D10_SB_INSTRUCTION_TEST_BOOLEAN).
+TEST_FIELD = "test_boolean"
 U32 = 0xFFFFFFFF
 
 
@@ -88,6 +91,19 @@ def encode_instruction(ins: Instruction, ctx: _Context) -> list[int]:
                 raise EncodeError(f"{ins.name}: no opcode token field for the flag _{flag}",
                                   where=where)
             controls |= ctx.encoding.opcode_token[field].put(1)
+    elif ins.name in spec.control.instructions:
+        control = spec.control.instructions[ins.name]
+        opcode = control.opcode
+        expected = len(control.operands)
+        if control.test:  # _nz sets the test-boolean bit, _z leaves it clear
+            if len(ins.flags) != 1 or ins.flags[0] not in control.flag_names:
+                raise EncodeError(f"{ins.name} needs one test suffix "
+                                  f"({', '.join('_' + f for f in control.flag_names)})",
+                                  where=where)
+            controls |= ctx.encoding.opcode_token[TEST_FIELD].put(
+                int(ins.flags[0] == NONZERO_FLAG))
+        elif ins.flags:
+            raise EncodeError(f"{ins.name} takes no suffix flags", where=where)
     elif ins.name in spec.auxiliary:
         opcode = spec.auxiliary[ins.name].opcode
         expected = len(spec.auxiliary[ins.name].operands)
@@ -97,9 +113,9 @@ def encode_instruction(ins: Instruction, ctx: _Context) -> list[int]:
                                   "encoding", where=where)
             controls |= ctx.encoding.opcode_token[field].put(value)
     else:
+        known = sorted({*spec.instructions, *spec.control.instructions, *spec.auxiliary})
         raise EncodeError(f"no encoding for instruction {ins.name!r}; known: "
-                          f"{', '.join(sorted([*spec.instructions, *spec.auxiliary]))}",
-                          where=where)
+                          f"{', '.join(known)}", where=where)
     if len(ins.operands) != expected:
         raise EncodeError(f"{ins.name} takes {expected} operands, got {len(ins.operands)}",
                           where=where)

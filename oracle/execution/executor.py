@@ -8,7 +8,7 @@ provide every register and resource the instructions read or write, matching its
 from __future__ import annotations
 
 from sm5.oracle.errors import ExecError, StateError
-from sm5.oracle.execution.interpreter import run_program
+from sm5.oracle.execution.run import run_program
 from sm5.oracle.legality import declared_kind, first_violation
 from sm5.oracle.machine.program import Program
 from sm5.oracle.machine.state import Execution, MachineState
@@ -32,11 +32,13 @@ def check_instructions(program: Program, spec: Spec) -> None:
     """A program the interpreter can run: at least one instruction, each one specified."""
     if not program.instructions:
         raise ExecError("the program has no instruction to execute")
-    unknown = [i for i in program.instructions if i.name not in spec.instructions]
+    unknown = [i for i in program.instructions
+               if i.name not in spec.instructions and i.name not in spec.control.instructions]
     if unknown:
         first = unknown[0]
         raise ExecError(f"line {first.line}: {first.name} is not specified; the interpreter "
-                        f"executes the spec's instructions ({len(spec.instructions)} of them, "
+                        f"executes the spec's instructions ({len(spec.instructions)} of them and "
+                        f"{len(spec.control.instructions)} flow-control instructions, "
                         "see `sm5 spec check`)")
 
 

@@ -391,7 +391,7 @@ def run_step(instruction: Instruction, program: Program, state: ExpectedState,
         combos *= len(choice.values)
     if read is None or combos > FANOUT or (opaque and not _passes_through(
             instruction, state, shapes, spec, choices, opaque)):
-        widened = _widen(state, plan, shapes, model.shared_memory_files)
+        widened = widen(state, plan, shapes, model.shared_memory_files)
         return widened, Step(index, instruction.name, instruction.line, (), (), 0, True)
     tracked = _tracked(state, plan) + opaque
     placeholders = ((_PLACEHOLDER_A, _PLACEHOLDER_B) if tracked else (_PLACEHOLDER_A,))
@@ -484,7 +484,7 @@ def _state(execution: Execution) -> ExpectedState:
     return execution.state
 
 
-def _widen(state: ExpectedState, plan: StepPlan, shapes: Mapping[str, Resource],
+def widen(state: ExpectedState, plan: StepPlan, shapes: Mapping[str, Resource],
            shared_files: frozenset[str]
            ) -> ExpectedState:
     """Everything the step may write becomes anything."""
@@ -517,8 +517,8 @@ def _widen(state: ExpectedState, plan: StepPlan, shapes: Mapping[str, Resource],
 # Programs
 
 
-def run_program(program: Program, state: MachineState, spec: Spec) -> Execution:
-    """Every instruction of a legal program in order, from ``state``.
+def run_straight_line(program: Program, state: MachineState, spec: Spec) -> Execution:
+    """Every instruction of a legal program without flow control in order, from ``state``.
 
     The execution's outcomes and clauses are those of the steps in ``subject`` (the instruction
     positions the caller's vector is about; every step when empty), its ``steps`` record every

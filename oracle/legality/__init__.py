@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from sm5.oracle.errors import ExecError
 from sm5.oracle.legality.checks import ChecksFunction, generate_checks
+from sm5.oracle.legality.structure import match_structure
 from sm5.oracle.machine.program import Declaration, Instruction, Operand, Program
 from sm5.oracle.machine.state import MachineState
 from sm5.oracle.model.spec import (
@@ -24,6 +25,9 @@ from sm5.oracle.model.spec import (
     load_default,
 )
 from sm5.oracle.rulelang.rules import Value
+
+#: A flow-control operand that names a subroutine (always an l#, by the grammar).
+LABEL_ROLE = "label"
 
 
 @dataclass(frozen=True)
@@ -75,7 +79,27 @@ def _violations(program: Program, target: str, runtime: str, state: MachineState
     for instruction in program.instructions:
         if instruction.name in spec.instructions:
             yield from _instruction_violations(instruction, program, ctx, state, spec, features)
+        elif instruction.name in spec.control.instructions:
+            yield from _control_violations(instruction, ctx, spec)
     yield from _declaration_violations(program, ctx, spec, features)
+    structure = match_structure(program, spec.control, ctx.model, spec.instructions.__contains__)
+    for rule_id in structure.violations:
+        yield _rule(spec, rule_id)
+
+
+def _control_violations(instruction: Instruction, ctx: Context, spec: Spec
+                        ) -> Iterator[LegalityRule]:
+    """A flow-control instruction's stage and operand table."""
+    ins = spec.control.instructions[instruction.name]
+    if ctx.stage not in ins.stages:
+        yield _rule(spec, f"{ins.name}.stage")
+    for op_spec, op in zip(ins.operands, instruction.operands, strict=True):
+        if op_spec.role == LABEL_ROLE:
+            continue  # the parser reads only l# there
+        single = len(op.values) == 1 if op.is_immediate else op.selection in ("select", "none")
+        if op.file not in op_spec.files or op.neg or op.abs or not single:
+            yield _rule(spec, f"{ins.name}.operand")
+            return
 
 
 def _rule(spec: Spec, rule_id: str) -> LegalityRule:

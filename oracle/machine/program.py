@@ -22,6 +22,11 @@ IMMEDIATE_BITS: dict[str, int] = {"l": 32, "d": 64}
 #: The null register (D3D10_SB_OPERAND_TYPE_NULL): a destination whose result is discarded.
 NULL_FILE = "null"
 
+#: A subroutine label ``l#`` (D3D10_SB_OPERAND_TYPE_LABEL), operand of the instructions that
+#: call or start a subroutine; written ``l3`` (the immediate ``l`` is always followed by ``(``).
+LABEL_FILE = "label"
+LABEL_SPELLING = "l"
+
 
 @dataclass(frozen=True)
 class Operand:

@@ -118,7 +118,8 @@ class Step:
     """One executed instruction of a program: its position among the program's instructions,
     the outcomes and clauses it fired (over every concrete run), how many concrete runs the
     values it read took, and whether it was widened (its writes became anything, because it
-    read a value that could not be enumerated)."""
+    read a value that could not be enumerated). In a program with flow control, one record
+    covers every execution of the instruction (``runs`` sums them)."""
 
     index: int
     instruction: str

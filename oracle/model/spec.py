@@ -19,6 +19,7 @@ from typing import Any
 from sm5.oracle.errors import RuleError, SpecError
 from sm5.oracle.files.yamlio import load_yaml, validate
 from sm5.oracle.machine.forms import check_forms
+from sm5.oracle.model.control import ControlModel, load_control
 from sm5.oracle.model.expand import apply_template, expand_memory, prefix_ids
 from sm5.oracle.model.siblings import Sibling, build_siblings
 from sm5.oracle.rulelang.helpers import WORD_TYPES
@@ -610,7 +611,9 @@ class Spec:
     declarations: Declarations
     auxiliary: Mapping[str, AuxInstruction]
     instructions: Mapping[str, InstructionSpec]
-    harness: Mapping[str, str] = field(default_factory=dict)
+    harness: Mapping[str, str]
+    #: Flow control: constructs, effects and the flow-control instructions (spec/control*).
+    control: ControlModel
 
     @property
     def version(self) -> str:
@@ -629,6 +632,31 @@ class Spec:
             yield from instruction.rules
         yield from self.declarations.rules
         yield from self.declarations.program_rules
+        yield from self.control_rules
+
+    @cached_property
+    def control_rules(self) -> tuple[LegalityRule, ...]:
+        """The flow-control instructions' rules (generated from their stage and operand tables:
+        ``<name>.stage``, ``<name>.operand``), then the structure rules of spec/control.yaml."""
+        out: list[LegalityRule] = []
+        all_stages = {s.name for s in self.model.stages}
+        for ins in self.control.instructions.values():
+            if set(ins.stages) != all_stages:
+                out.append(LegalityRule(
+                    f"{ins.name}.stage", f"{ins.name} exists only in the "
+                    f"{', '.join(ins.stages)} stage(s).",
+                    SourceRef(ins.stages_source.ref, ins.stages_source.section), "stage"))
+            values = [o for o in ins.operands if o.role != "label"]  # a label is always l#
+            if values:
+                files = "; ".join(f"{o.name}: {', '.join(o.files)}" for o in values)
+                out.append(LegalityRule(
+                    f"{ins.name}.operand", f"Each operand of {ins.name} is of a file its table "
+                    f"lists ({files}), holds one 32-bit value (one selected component or a "
+                    "one-value immediate) and takes no modifier.",
+                    SourceRef(ins.source.ref, ins.source.section), "operand"))
+        out.extend(LegalityRule(r.id, r.text, SourceRef(r.source.ref, r.source.section),
+                                "structure") for r in self.control.rules)
+        return tuple(out)
 
     def all_clauses(self) -> Iterator[Clause]:
         for instruction in self.instructions.values():
@@ -680,8 +708,20 @@ def load_spec(root: Path) -> Spec:
             tuple(AuxOperand(o["name"], o["role"], o["selection"]) for o in a["operands"]),
             _src(a["source"]), tuple(sorted(a.get("controls", {}).items())))
         for a in aux_doc["instructions"]}
+    control = load_control(root, frozenset(model.sources))
+    for outcome in (control.limits.nesting_outcome, control.limits.steps_outcome):
+        if outcome not in model.outcomes_by_name:
+            raise SpecError(f"limits: {outcome!r} is not an outcome of model.yaml",
+                            where=str(root / "control.yaml"))
+    if control.demote_to not in model.invocation_states:
+        raise SpecError(f"demote_to: {control.demote_to!r} is not one of the invocation states "
+                        f"{', '.join(model.invocation_states)}", where=str(root / "control.yaml"))
+    clash = sorted(set(control.instructions) & (set(instructions) | set(auxiliary)))
+    if clash:
+        raise SpecError(f"{clash[0]} is both a flow-control instruction and another kind",
+                        where=str(root / "control"))
     spec = Spec(str(root), model, declarations, auxiliary, instructions,
-                dict(aux_doc["harness"]))
+                dict(aux_doc["harness"]), control)
     _cross_check(spec)
     return spec
 
@@ -1216,5 +1256,6 @@ def _cross_check(spec: Spec) -> None:
     for rule in spec.declarations.rules + spec.declarations.program_rules:
         unique(rule.id, "declarations.yaml")
     for role, name in spec.harness.items():
-        if name not in spec.auxiliary and name not in spec.instructions:
+        if (name not in spec.auxiliary and name not in spec.instructions
+                and name not in spec.control.instructions):
             raise SpecError(f"harness.{role}: no instruction {name!r}", where="auxiliary.yaml")
