@@ -304,6 +304,39 @@ class InstructionPage:
 
 
 @dataclass(frozen=True)
+class ControlClauseView:
+    id: str
+    when: str
+    text: str
+    vector_count: int
+    sample_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ControlRow:
+    """A flow-control instruction: its effect, its clauses with the vectors listing each, and
+    each implementation's verdicts on its own vectors."""
+
+    name: str
+    effect: str
+    syntax: str
+    summary: str
+    vector_count: int
+    clauses: tuple[ControlClauseView, ...]
+    bars: tuple[Bar, ...]
+
+
+@dataclass(frozen=True)
+class ControlView:
+    """Flow control: the 20 instructions and the structure rules (with the must-reject vectors
+    breaking each)."""
+
+    rows: tuple[ControlRow, ...]
+    rules: tuple[RuleView, ...]
+    limits: str
+
+
+@dataclass(frozen=True)
 class Report:
     spec_version: str
     instructions: tuple[InstructionView, ...]
@@ -323,6 +356,7 @@ class Report:
     dashboard: tuple[DashboardRow, ...]
     families: tuple[str, ...]
     instruction_rows: tuple[InstructionRow, ...]
+    control: ControlView
 
     def pages(self) -> tuple[InstructionPage, ...]:
         """One page per instruction, in the report's order."""
@@ -386,7 +420,28 @@ def gather(spec: Spec, vector_paths: Sequence[Path], proofs_json: Path | None = 
         families=families,
         instruction_rows=tuple(_instruction_row(ins, clauses, index, impls)
                                for ins in instructions_of(spec)),
+        control=_control_view(spec, index, impls),
     )
+
+
+def _control_view(spec: Spec, index: VectorIndex, impls: Sequence[ImplResults]) -> ControlView:
+    control = spec.control
+    rows = []
+    for ins in control.instructions.values():
+        clauses = tuple(ControlClauseView(
+            c.id, c.when.text, c.text, len(index.clause_ids.get(c.id, ())),
+            index.clause_ids.get(c.id, ())[:SAMPLE_IDS]) for c in ins.clauses)
+        bars = tuple(bar(impl.impl, (r.status for vid, r in impl.results.items()
+                                     if index.vector_instruction.get(vid) == ins.name))
+                     for impl in impls)
+        rows.append(ControlRow(ins.name, ins.effect, ins.syntax, ins.summary,
+                               index.per_instruction.get(ins.name, 0), clauses, bars))
+    rules = tuple(RuleView(r.id, r.text, r.check, source_view(spec, r.source),
+                           index.rejects_by_rule.get(r.id, 0)) for r in spec.control_rules)
+    limits = (f"blocks nest {control.limits.nesting} deep; the return stack holds "
+              f"{control.limits.call_depth} entries; no verdict past {control.limits.steps:,} "
+              "executed instructions")
+    return ControlView(tuple(rows), rules, limits)
 
 
 # --- the dashboard -------------------------------------------------------------------------------

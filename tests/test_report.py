@@ -459,3 +459,26 @@ def test_command_line(tmp_path: Path, inputs: Inputs, capsys: pytest.CaptureFixt
     assert main(["report", "--out", str(out), "--vectors", *map(str, inputs.vectors),
                  "--mutants", str(missing)]) == 2
     assert str(missing) in capsys.readouterr().err
+
+
+def test_flow_control_rows_count_the_vectors_listing_each_clause(tmp_path: Path) -> None:
+    """The flow-control section: one row per flow-control instruction; each clause's count is
+    the number of vectors whose clauses list it (read here from the JSONL lines themselves), and
+    each structure rule the number of must-reject vectors breaking it."""
+    golden = default_root().parent / "vectors" / "golden"
+    files = [golden / "breakc.jsonl", golden / "flow_structure.jsonl"]
+    report = gather(load_default(), files)
+    rows = {row.name: row for row in report.control.rows}
+    assert set(rows) == set(load_default().control.instructions)
+    lines = [json.loads(line) for line in (golden / "breakc.jsonl").read_text(
+        encoding="utf-8").splitlines()[1:]]
+    assert rows["breakc"].vector_count == len(lines)
+    for clause in rows["breakc"].clauses:
+        assert clause.vector_count == sum(clause.id in v["clauses"] for v in lines), clause.id
+    assert all(c.vector_count for c in rows["breakc"].clauses)
+    rejects = [json.loads(line) for line in (golden / "flow_structure.jsonl").read_text(
+        encoding="utf-8").splitlines()[1:]]
+    by_rule = {rule.id: rule.rejects for rule in report.control.rules}
+    assert by_rule["structure.recursion"] == sum(
+        v["expect"].get("rule") == "structure.recursion" for v in rejects) == 1
+    assert by_rule["discard.stage"] == 1
