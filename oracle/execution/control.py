@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from sm5.oracle.errors import ExecError
 from sm5.oracle.execution.interpreter import (
     FANOUT,
+    WRITING_MODES,
     exact_state,
     initial_state,
     join,
@@ -55,12 +56,14 @@ from sm5.oracle.model.control import (
     SELECT,
     ControlInstruction,
 )
-from sm5.oracle.model.spec import Spec
+from sm5.oracle.model.spec import InstructionSpec, Spec
 from sm5.oracle.rulelang.rules import Value
 
 #: Where execution goes (the ``goes`` variable of spec/control.yaml).
 NEXT, ARM, END, START, ENTRY_GOES, INTO, CALLER, EXIT = (
     "next", "arm", "end", "start", "entry", "subroutine", "caller", "exit")
+#: The binding kind of a semantic input read from the invocation's state (spec.Binding).
+INVOCATION_BINDING = "invocation"
 #: The select's choice (``entered``) and how an instruction was reached (``arrival``).
 MATCHED, FALLBACK, NONE = "matched", "fallback", "none"
 JUMP, SEQUENCE = "jump", "sequence"
@@ -143,6 +146,7 @@ def _compute(run: _Run, path: _Path, instruction: Instruction) -> None:
     abstract interpreter."""
     spec = run.spec
     ins_spec = spec.instructions[instruction.name]
+    _check_demoted_write(run, path, instruction, ins_spec)
     if path.concrete is not None:
         execution = run_instruction(instruction, run.program, path.concrete, ins_spec,
                                     spec.model)
@@ -157,6 +161,26 @@ def _compute(run: _Run, path: _Path, instruction: Instruction) -> None:
     path.current, step = run_step(instruction, run.program, path.current, run.start.resources,
                                   ins_spec, spec.model, path.pc)
     _record(run, step)
+
+
+def _check_demoted_write(run: _Run, path: _Path, instruction: Instruction,
+                         ins_spec: InstructionSpec) -> None:
+    """A memory write after a demote, by an instruction whose semantics do not read the
+    invocation's state: the spec does not say what it does in an inactive invocation (its
+    erratum), so the interpreter refuses rather than guess (FS 16.13 drops UAV writes after a
+    discard; the atomics model it)."""
+    memory = ins_spec.semantics.memory
+    if memory is None or memory.mode not in WRITING_MODES:
+        return
+    now = path.concrete.invocation if path.concrete is not None else (
+        path.current.invocation if path.current is not None else run.start.invocation)
+    if now == run.start.invocation:
+        return
+    if any(i.source.kind == INVOCATION_BINDING for i in ins_spec.semantics.inputs):
+        return
+    raise ExecError(f"line {instruction.line}: {instruction.name} writes memory in a "
+                    f"{now} invocation, which its semantics do not model (spec/instructions/"
+                    f"{instruction.name}.yaml errata); the interpreter does not guess")
 
 
 def _control(run: _Run, path: _Path, instruction: Instruction, ins: ControlInstruction) -> bool:
