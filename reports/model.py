@@ -324,6 +324,8 @@ class ControlRow:
     vector_count: int
     clauses: tuple[ControlClauseView, ...]
     bars: tuple[Bar, ...]
+    #: The status of its theorem that the clauses partition the effect ("" without proofs).
+    theorem: str = ""
 
 
 @dataclass(frozen=True)
@@ -420,12 +422,15 @@ def gather(spec: Spec, vector_paths: Sequence[Path], proofs_json: Path | None = 
         families=families,
         instruction_rows=tuple(_instruction_row(ins, clauses, index, impls)
                                for ins in instructions_of(spec)),
-        control=_control_view(spec, index, impls),
+        control=_control_view(spec, index, impls, theorems),
     )
 
 
-def _control_view(spec: Spec, index: VectorIndex, impls: Sequence[ImplResults]) -> ControlView:
+def _control_view(spec: Spec, index: VectorIndex, impls: Sequence[ImplResults],
+                  theorems: Sequence[Theorem] | None) -> ControlView:
     control = spec.control
+    proved = {t.instruction: t.status for t in theorems or () if t.instruction in
+              control.instructions}
     rows = []
     for ins in control.instructions.values():
         clauses = tuple(ControlClauseView(
@@ -435,7 +440,8 @@ def _control_view(spec: Spec, index: VectorIndex, impls: Sequence[ImplResults]) 
                                      if index.vector_instruction.get(vid) == ins.name))
                      for impl in impls)
         rows.append(ControlRow(ins.name, ins.effect, ins.syntax, ins.summary,
-                               index.per_instruction.get(ins.name, 0), clauses, bars))
+                               index.per_instruction.get(ins.name, 0), clauses, bars,
+                               proved.get(ins.name, "")))
     rules = tuple(RuleView(r.id, r.text, r.check, source_view(spec, r.source),
                            index.rejects_by_rule.get(r.id, 0)) for r in spec.control_rules)
     limits = (f"blocks nest {control.limits.nesting} deep; the return stack holds "

@@ -51,7 +51,8 @@ def run_prove(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec) if args.spec else load_default()
     if args.instruction:
         for name in args.instruction:
-            spec.instruction(name)  # unknown names are bad input
+            if name not in spec.control.instructions:
+                spec.instruction(name)  # unknown names are bad input
     if args.jobs < 1:
         raise Sm5Error(f"--jobs must be at least 1, not {args.jobs}")
     results = run_all(spec, work=args.work, timeout_ms=args.timeout_ms,

@@ -241,6 +241,9 @@ def _control(run: _Run, path: _Path, instruction: Instruction, ins: ControlInstr
     env: dict[str, Value] = {"cond": cond, "nz": nz, "acts": acts, "goes": goes,
                              "within": structure.within.get(pc, NONE), "entered": entered,
                              "arrival": arrival, "depth": depth}
+    if not run.spec.control.effects[effect].reach.holds(env):
+        raise ExecError(f"line {instruction.line}: the effect {effect} of {ins.name} went "
+                        f"where its reach does not allow ({env}; spec/control.yaml)")
     fired = tuple(c.id for c in ins.clauses if c.when.holds(env))
     if len(fired) != 1:
         raise ExecError(f"line {instruction.line}: {ins.name} fired {len(fired)} clauses "

@@ -45,6 +45,8 @@ class Construct:
 class Effect:
     name: str
     text: str
+    #: Every situation the effect can produce, over the clause variables.
+    reach: Rule
     jumps_to: tuple[str, ...] = ()
 
 
@@ -222,7 +224,15 @@ def load_control(root: Path, sources: frozenset[str]) -> ControlModel:
     constructs = tuple(Construct(c["name"], c["open"], c["close"], c.get("middle"),
                                  c.get("middle_at_most"), c.get("entries"), _src(c["source"]))
                        for c in doc["constructs"])
-    effects = {e["name"]: Effect(e["name"], e["text"], tuple(e.get("jumps_to", ())))
+    variables = tuple(ControlVariable(v["name"], v["type"], v["text"], tuple(v.get("values", ())))
+                      for v in doc["variables"])
+    known = frozenset(v.name for v in variables)
+    types = {v.name: _VARIABLE_TYPES[v.type] for v in variables}
+    constants = {"call_depth": doc["limits"]["call_depth"]}
+    effects = {e["name"]: Effect(e["name"], e["text"],
+                                 _condition(e["reach"], f"{where}: effect {e['name']}", known,
+                                            types, constants),
+                                 tuple(e.get("jumps_to", ())))
                for e in doc["effects"]}
     if tuple(effects) != EFFECTS:
         raise SpecError(f"effects: expected {', '.join(EFFECTS)} in this order (the effects "
@@ -237,10 +247,6 @@ def load_control(root: Path, sources: frozenset[str]) -> ControlModel:
             if target not in names:
                 raise SpecError(f"effect {e.name}: unknown construct {target!r} in jumps_to",
                                 where=where)
-    variables = tuple(ControlVariable(v["name"], v["type"], v["text"], tuple(v.get("values", ())))
-                      for v in doc["variables"])
-    known = frozenset(v.name for v in variables)
-    types = {v.name: _VARIABLE_TYPES[v.type] for v in variables}
     test = _condition(doc["test"], f"{where}: test", known, types)
     limits_doc = doc["limits"]
     limits = Limits(limits_doc["nesting"], limits_doc["call_depth"], limits_doc["steps"],
@@ -269,9 +275,10 @@ def load_control(root: Path, sources: frozenset[str]) -> ControlModel:
                         instructions)
 
 
-def _condition(text: str, where: str, known: frozenset[str], types: Mapping[str, str]) -> Rule:
+def _condition(text: str, where: str, known: frozenset[str], types: Mapping[str, str],
+               constants: Mapping[str, int] | None = None) -> Rule:
     try:
-        rule = parse_rule(text, where=where, known=known, types=types)
+        rule = parse_rule(text, where=where, known=known, types=types, constants=constants)
     except RuleError as exc:
         raise SpecError(exc.message, where=where) from None
     if rule.type not in ("bool", "any"):

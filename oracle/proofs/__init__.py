@@ -23,6 +23,13 @@ Per instruction, in this order:
 ``agreement``
     z3 and the Python evaluator agree on every model met above.
 
+Per flow-control instruction (``spec/control/``):
+
+``clauses``
+    wherever its effect can go (the effect's ``reach``), exactly one of its clauses holds, and
+    each can: exactly one arm of an ``if`` runs, a ``switch`` enters one entry or none, a
+    ``break`` goes to one place.
+
 ``results_to_json`` is deterministic: the theorems (with witnesses) carry no time; the times are
 in a separate ``timings_ms`` map that a consumer hashing the results leaves out.
 """
@@ -50,6 +57,7 @@ from sm5.oracle.proofs.theorems.base import (
     build_context,
     run_theorem,
 )
+from sm5.oracle.proofs.theorems.control import clause_partition
 from sm5.oracle.proofs.theorems.identities import IDENTITY_ENCODINGS, identity_holds
 from sm5.oracle.proofs.theorems.memory import (
     WrapQuery,
@@ -84,7 +92,8 @@ def run_all(spec: Spec | None = None, *, work: int = DEFAULT_WORK, timeout_ms: i
     instruction's theorems stay in one process, in order); the results are the same list as a
     serial run's, times aside. Processes rather than threads: z3 holds the GIL in long checks."""
     spec = spec or load_default()
-    names = sorted(spec.instructions) if instructions is None else list(instructions)
+    names = (sorted([*spec.instructions, *spec.control.instructions]) if instructions is None
+             else list(instructions))
     if jobs <= 1 or len(names) < 2:
         results: list[TheoremResult] = []
         for name in names:
@@ -111,6 +120,10 @@ def _run_adopted(name: str, *, work: int, timeout_ms: int | None) -> list[Theore
 
 def run_instruction(spec: Spec, name: str, *, work: int = DEFAULT_WORK,
                     timeout_ms: int | None = None) -> list[TheoremResult]:
+    control = spec.control.instructions.get(name)
+    if control is not None:  # a flow-control instruction: its clauses partition its effect
+        return [run_theorem(f"{name}/clauses", name, "clauses", Budget(work, timeout_ms),
+                            partial(clause_partition, spec.control, control))]
     instruction = spec.instruction(name)
     ctx = build_context(instruction, spec.model)
     results: list[TheoremResult] = []
