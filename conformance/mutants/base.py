@@ -282,15 +282,20 @@ class NaiveTranslator:
 
     def leave(self, code: tuple[Instruction, ...], pc: int) -> int:
         kinds = self.leave_kinds(code[pc])
-        _, opener = next(b for b in self.enclosing(code, pc) if b[0] in kinds)
+        target = next((b for b in self.enclosing(code, pc) if b[0] in kinds), None)
+        if target is None:  # a translator that knows no such target refuses the program
+            raise ValueError(f"no enclosing {' or '.join(kinds)} for line {code[pc].line}")
+        _, opener = target
         control = load_default().control
         return self.scan(code, opener, forward=True,
                          stop=tuple(control.construct_closed_by)) + 1
 
     def next_iteration(self, code: tuple[Instruction, ...], pc: int) -> int:
         kinds = load_default().control.effects[NEXT_ITERATION].jumps_to
-        _, opener = next(b for b in self.enclosing(code, pc) if b[0] in kinds)
-        return opener + 1
+        target = next((b for b in self.enclosing(code, pc) if b[0] in kinds), None)
+        if target is None:  # an ill-formed program a non-validating translator was given
+            raise ValueError(f"no enclosing {' or '.join(kinds)} for line {code[pc].line}")
+        return target[1] + 1
 
     def select(self, code: tuple[Instruction, ...], pc: int, value: int) -> int:
         """The entry a select chooses (bitwise), else its default, else after its end."""

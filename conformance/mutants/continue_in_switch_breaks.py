@@ -19,7 +19,7 @@ class ContinueInSwitchBreaks(NaiveTranslator):
     def next_iteration(self, code: tuple[Instruction, ...], pc: int) -> int:
         control = load_default().control
         around = control.loops | control.selects
-        innermost = next(b for b in self.enclosing(code, pc) if b[0] in around)
-        if innermost[0] in control.selects:
+        innermost = next((b for b in self.enclosing(code, pc) if b[0] in around), None)
+        if innermost is not None and innermost[0] in control.selects:
             return self.leave(code, pc)
         return super().next_iteration(code, pc)
