@@ -145,7 +145,9 @@ def measured_table(path: Path) -> list[str]:
 
 
 def families_table(spec: Spec) -> list[str]:
-    """The README's short table: each family, its instructions and clauses."""
+    """The README's short table: each family, its instructions and clauses; the flow-control
+    instructions last (their legality rules: the structure rules and their operand and stage
+    rules)."""
     per: dict[str, list[str]] = {}
     for name, ins in sorted(spec.instructions.items()):
         per.setdefault(ins.family, []).append(name)
@@ -155,19 +157,29 @@ def families_table(spec: Spec) -> list[str]:
         rules = sum(len(spec.instructions[n].rules) for n in names)
         rows.append(f"| {family} | {len(names)}: {', '.join(f'`{n}`' for n in names)} | "
                     f"{clauses} | {rules} |")
+    control = spec.control.instructions
+    rows.append(f"| flow control | {len(control)}: {', '.join(f'`{n}`' for n in sorted(control))}"
+                f" | {sum(len(c.clauses) for c in control.values())} | "
+                f"{len(spec.control_rules)} |")
     return rows
+
+
+#: The file of must-reject flow-control programs (vectors/programs/flow_structure.yaml).
+FLOW_MUST_REJECT = "flow_structure"
 
 
 def implementations_table(spec: Spec) -> list[str]:
     """The README's short table: each recorded run of the golden set (vkd3d, d3d11:dxvk),
-    verdicts per family; a file of programs is the family ``programs``."""
+    verdicts per family; the flow-control files are the family ``flow control``, any other file
+    of programs the family ``programs``."""
     runs = (("vkd3d", MEASURED_VKD3D), ("d3d11:dxvk", MEASURED_DXVK))
     per: dict[tuple[str, str], Counter[str]] = {}
     for impl, path in runs:
         doc = json.loads(path.read_text(encoding="utf-8"))
         for name, counts in doc["per_instruction"].items():
             ins = spec.instructions.get(name)
-            family = ins.family if ins else "programs"
+            family = (ins.family if ins else "flow control" if name in spec.control.instructions
+                      or name == FLOW_MUST_REJECT else "programs")
             per.setdefault((impl, family), Counter()).update(counts)
     columns = [c for c in VERDICT_COLUMNS if any(c in counts for counts in per.values())]
     rows = ["| implementation | family | " + " | ".join(columns) + " |",
