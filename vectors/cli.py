@@ -30,7 +30,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     gen.add_argument("--level", type=int, choices=sorted(PLANS), default=1,
                      help="1: the golden set (default); 2: a much larger set, "
                      f"{PLANS[2].random_cases:,} random cases per instruction on top of a "
-                     "denser systematic part")
+                     f"denser systematic part, and {PLANS[2].random_programs:,} random programs "
+                     "with flow control (flow_random.jsonl)")
     gen.add_argument("--seed", type=int, default=DEFAULT_SEED, metavar="N",
                      help=f"seed of every random choice (default {DEFAULT_SEED}, the golden "
                      "set's); the same seed gives byte-identical files")

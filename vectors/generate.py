@@ -31,7 +31,8 @@ from sm5.vectors.format import FORMAT, PROGRAM_FORMAT, Header, Vector, canonical
 from sm5.vectors.instances import Case
 from sm5.vectors.ledger import LEDGERED, IdLedger, read_ledger
 from sm5.vectors.points import LEVEL_BUDGETS, Budget, Explorer, check_coverage
-from sm5.vectors.programs import program_subjects, program_vectors
+from sm5.vectors.programs import program_subjects, program_vectors, random_program_vectors
+from sm5.vectors.random_programs import RANDOM_PROGRAMS
 from sm5.vectors.sections import (
     BOUNDARY_PER_CLASS,
     Pool,
@@ -76,12 +77,13 @@ class Plan:
     random_chunk: int = 25_000
     boundary_per_class: int | None = BOUNDARY_PER_CLASS  # None: every boundary point
     every_context: bool = False  # True: every modifier combination, not pairwise
+    random_programs: int = 0  # random programs with flow control (vectors.random_programs)
 
 
 RANDOM_BUDGET = Budget(max_words=256)
 PLANS = {1: Plan(1, LEVEL_BUDGETS[1], 80, RANDOM_BUDGET),
          2: Plan(2, LEVEL_BUDGETS[2], 340_000, RANDOM_BUDGET, boundary_per_class=None,
-                      every_context=True)}
+                      every_context=True, random_programs=20_000)}
 
 
 def expected_count(instructions: int, plan: Plan) -> int:
@@ -109,6 +111,9 @@ def units(spec: Spec, names: Sequence[str], plan: Plan) -> list[Unit]:
     out = []
     chunk = plan.random_chunk
     for name in names:
+        if name == RANDOM_PROGRAMS:  # random programs: one unit of them
+            out.append(Unit(name, 0, plan.random_programs))
+            continue
         out.append(Unit(name, 0))
         if name not in spec.instructions:  # a file of program vectors: no random part
             continue
@@ -162,7 +167,7 @@ def run_unit(spec: Spec, unit: Unit, slot: int, plan: Plan, seed: int, folder: P
     """Generate one unit into a hidden part file of ``folder``; checks its completeness."""
     name = unit.instruction
     if name not in spec.instructions:
-        return _program_unit(spec, unit, slot, folder)
+        return _program_unit(spec, unit, slot, folder, seed)
     if unit.part == 0:
         cases: Iterator[tuple[str, Case]] = systematic_cases(spec, name, plan, seed)
     else:
@@ -224,15 +229,19 @@ def _flush(out: Any, held: list[tuple[int, str]]) -> None:
     held.clear()
 
 
-def _program_unit(spec: Spec, unit: Unit, slot: int, folder: Path) -> UnitResult:
-    """A file of program vectors (``sm5.vectors.programs``), streamed to a part file."""
+def _program_unit(spec: Spec, unit: Unit, slot: int, folder: Path, seed: int) -> UnitResult:
+    """A file of program vectors (``sm5.vectors.programs``; the random programs of
+    ``sm5.vectors.random_programs`` at level 2), streamed to a part file."""
     outcomes: Counter[str] = Counter()
     flags: set[str] = set()
     count = 0
     fd, part = tempfile.mkstemp(dir=folder, prefix=f".{unit.instruction}.part0.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-            for vector in program_vectors(spec, unit.instruction):
+            vectors = (random_program_vectors(spec, seed, unit.random_count)
+                       if unit.instruction == RANDOM_PROGRAMS
+                       else program_vectors(spec, unit.instruction))
+            for vector in vectors:
                 outcomes.update(vector.expect.get("outcomes", ()))
                 flags.update(vector.flags)
                 out.write(canonical(vector.to_json()) + "\n")
@@ -340,8 +349,9 @@ def generate(out: Path, *, level: int = 1, seed: int = DEFAULT_SEED, spec: Spec 
     """
     spec = spec or load_default()
     plan = plan or PLANS[level]
-    names = (sorted([*spec.instructions, *program_subjects()]) if instructions is None
-             else list(instructions))
+    names = (sorted([*spec.instructions, *program_subjects(),
+                     *([RANDOM_PROGRAMS] if plan.random_programs else [])])
+             if instructions is None else list(instructions))
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=out, prefix=".generate."))
     try:

@@ -11,7 +11,7 @@ outcomes: no verdict), since an expectation of "anything" would test nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -24,6 +24,7 @@ from sm5.oracle.model.spec import Spec
 from sm5.vectors.build import to_vector
 from sm5.vectors.format import Vector
 from sm5.vectors.instances import Case
+from sm5.vectors.random_programs import random_program_cases
 from sm5.vectors.shapes import GenerationError
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
@@ -108,7 +109,17 @@ def program_cases(subject: str, folder: Path = PROGRAMS
 
 def program_vectors(spec: Spec, subject: str, folder: Path = PROGRAMS) -> Iterator[Vector]:
     """The vectors of one family file; a widened step is a generation error."""
-    for vector_id, case, positions in program_cases(subject, folder):
+    yield from _checked(spec, program_cases(subject, folder))
+
+
+def random_program_vectors(spec: Spec, seed: int, count: int) -> Iterator[Vector]:
+    """``count`` random programs with flow control from ``seed`` (level 2), checked alike."""
+    yield from _checked(spec, random_program_cases(spec, seed, count))
+
+
+def _checked(spec: Spec, cases: Iterable[tuple[str, Case, tuple[int, ...]]]
+             ) -> Iterator[Vector]:
+    for vector_id, case, positions in cases:
         try:
             vector = to_vector(case, vector_id, spec, subject=positions)
         except Sm5Error as exc:
