@@ -330,7 +330,7 @@ def control_page(spec: Spec, *, hand: Path, golden: Path) -> str:
            "partners of every block are matched once, before execution, by the structure pass "
            "(`sm5.oracle.legality.structure`). See [Programs](../programs.md#flow-control).", "",
            f"The condition test of the `_z`/`_nz` forms: `{control.test.text}` over the 32 bits "
-           f"of the selected component ({_source(spec, _ref(control.test_source))}). Limits: "
+           f"of the selected component ({_source(spec, control.test_source)}). Limits: "
            f"blocks nest {control.limits.nesting} deep, the return stack holds "
            f"{control.limits.call_depth} entries, the interpreter gives no verdict past "
            f"{control.limits.steps:,} executed instructions.", "",
@@ -351,7 +351,7 @@ def control_page(spec: Spec, *, hand: Path, golden: Path) -> str:
     for ins in control.instructions.values():
         out += ["", f"## {ins.name}", "", _cell(ins.summary), "",
                 f"`{ins.syntax}` - opcode 0x{ins.opcode:02X}, effect `{ins.effect}`, stages "
-                f"{', '.join(ins.stages)} ({_source(spec, _ref(ins.source))}); "
+                f"{', '.join(ins.stages)} ({_source(spec, ins.source)}); "
                 f"{cases.get(ins.name, 0)} hand cases, {vectors.get(ins.name, 0)} golden "
                 "vectors.", ""]
         if ins.operands:
@@ -361,14 +361,14 @@ def control_page(spec: Spec, *, hand: Path, golden: Path) -> str:
             out.append("")
         out += ["| clause | when | text |", "|---|---|---|"]
         out += [f"| `{c.id}` | {_code(c.when.text)} | {_cell(c.text)} "
-                f"({_source(spec, _ref(c.source))}) |" for c in ins.clauses]
+                f"({_source(spec, c.source)}) |" for c in ins.clauses]
         own = [r for r in rules.values() if r.id.startswith(ins.name + ".")]
         if own:
             out += ["", "Rules: " + "; ".join(f"`{r.id}`: {r.text}" for r in own)]
         if ins.errata:
             out += ["", "Errata: " + ", ".join(f"`{e}`" for e in ins.errata)]
     out += ["", "## Structure rules", "", "| rule | text | source |", "|---|---|---|"]
-    out += [f"| `{r.id}` | {_cell(r.text)} | {_source(spec, _ref(r.source))} |"
+    out += [f"| `{r.id}` | {_cell(r.text)} | {_source(spec, r.source)} |"
             for r in control.rules]
     out += ["", "## Errata", ""]
     for e in control.errata:
@@ -376,10 +376,6 @@ def control_page(spec: Spec, *, hand: Path, golden: Path) -> str:
                 f"{e.resolution}"]
     out.append("")
     return "\n".join(out)
-
-
-def _ref(source: Any) -> SourceRef:
-    return SourceRef(source.ref, source.section)
 
 
 def _hand_counts(folder: Path, names: Mapping[str, Any]) -> dict[str, int]:

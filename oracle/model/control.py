@@ -19,13 +19,8 @@ from typing import Any
 from sm5.oracle.errors import RuleError, SpecError
 from sm5.oracle.files.yamlio import load_yaml, validate
 from sm5.oracle.machine.program import LABEL_FILE
+from sm5.oracle.model.sources import Erratum, SourceRef
 from sm5.oracle.rulelang.rules import Rule, parse_rule
-
-
-@dataclass(frozen=True)
-class ControlSource:
-    ref: str
-    section: str
 
 
 @dataclass(frozen=True)
@@ -38,7 +33,7 @@ class Construct:
     middle: str | None
     middle_at_most: int | None
     entries: str | None
-    source: ControlSource
+    source: SourceRef
 
 
 @dataclass(frozen=True)
@@ -64,15 +59,7 @@ class StructureRule:
 
     id: str
     text: str
-    source: ControlSource
-
-
-@dataclass(frozen=True)
-class ControlErratum:
-    id: str
-    sources: tuple[str, ...]
-    defect: str
-    resolution: str
+    source: SourceRef
 
 
 @dataclass(frozen=True)
@@ -81,7 +68,7 @@ class ControlOperand:
     role: str  # condition, label, literal
     files: tuple[str, ...]
     meaning: str
-    source: ControlSource
+    source: SourceRef
 
 
 @dataclass(frozen=True)
@@ -89,7 +76,7 @@ class ControlClause:
     id: str
     when: Rule
     text: str
-    source: ControlSource
+    source: SourceRef
 
 
 @dataclass(frozen=True)
@@ -102,9 +89,9 @@ class ControlInstruction:
     test: bool
     summary: str
     syntax: str
-    source: ControlSource
+    source: SourceRef
     stages: tuple[str, ...]
-    stages_source: ControlSource
+    stages_source: SourceRef
     operands: tuple[ControlOperand, ...]
     clauses: tuple[ControlClause, ...]
     errata: tuple[str, ...]
@@ -156,13 +143,13 @@ class ControlModel:
     constructs: tuple[Construct, ...]
     effects: Mapping[str, Effect]
     test: Rule
-    test_source: ControlSource
+    test_source: SourceRef
     variables: tuple[ControlVariable, ...]
     limits: Limits
     fallthrough_code_rejected_from: int
     demote_to: str
     rules: tuple[StructureRule, ...]
-    errata: tuple[ControlErratum, ...]
+    errata: tuple[Erratum, ...]
     instructions: Mapping[str, ControlInstruction]
 
     @cached_property
@@ -209,8 +196,8 @@ class ControlModel:
 _VARIABLE_TYPES = {"uword": "uword", "bool": "bool", "str": "str", "int": "int"}
 
 
-def _src(doc: Mapping[str, str]) -> ControlSource:
-    return ControlSource(doc["ref"], doc["section"])
+def _src(doc: Mapping[str, str]) -> SourceRef:
+    return SourceRef(doc["ref"], doc["section"])
 
 
 def load_control(root: Path, sources: frozenset[str]) -> ControlModel:
@@ -252,7 +239,7 @@ def load_control(root: Path, sources: frozenset[str]) -> ControlModel:
     limits = Limits(limits_doc["nesting"], limits_doc["call_depth"], limits_doc["steps"],
                     limits_doc["nesting_outcome"], limits_doc["steps_outcome"])
     rules = tuple(StructureRule(r["id"], r["text"], _src(r["source"])) for r in doc["rules"])
-    errata = tuple(ControlErratum(e["id"], tuple(e["sources"]), e["defect"], e["resolution"])
+    errata = tuple(Erratum(e["id"], tuple(e["sources"]), e["defect"], e["resolution"])
                    for e in doc["errata"])
     for erratum in errata:
         for s in erratum.sources:

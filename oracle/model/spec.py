@@ -22,16 +22,12 @@ from sm5.oracle.machine.forms import check_forms
 from sm5.oracle.model.control import ControlModel, load_control
 from sm5.oracle.model.expand import apply_template, expand_memory, prefix_ids
 from sm5.oracle.model.siblings import Sibling, build_siblings
+from sm5.oracle.model.sources import Erratum as Erratum
+from sm5.oracle.model.sources import SourceRef as SourceRef
 from sm5.oracle.rulelang.helpers import WORD_TYPES
 from sm5.oracle.rulelang.rules import Rule, parse_rule
 
 ALL_MODIFIERS = ("neg", "abs")
-
-
-@dataclass(frozen=True)
-class SourceRef:
-    ref: str
-    section: str
 
 
 @dataclass(frozen=True)
@@ -513,14 +509,6 @@ class Semantics:
 
 
 @dataclass(frozen=True)
-class Erratum:
-    id: str
-    sources: tuple[str, ...]
-    defect: str
-    resolution: str
-
-
-@dataclass(frozen=True)
 class InstructionSpec:
     name: str
     opcode: int
@@ -645,7 +633,7 @@ class Spec:
                 out.append(LegalityRule(
                     f"{ins.name}.stage", f"{ins.name} exists only in the "
                     f"{', '.join(ins.stages)} stage(s).",
-                    SourceRef(ins.stages_source.ref, ins.stages_source.section), "stage"))
+                    ins.stages_source, "stage"))
             values = [o for o in ins.operands if o.role != "label"]  # a label is always l#
             if values:
                 files = "; ".join(f"{o.name}: {', '.join(o.files)}" for o in values)
@@ -653,9 +641,8 @@ class Spec:
                     f"{ins.name}.operand", f"Each operand of {ins.name} is of a file its table "
                     f"lists ({files}), holds one 32-bit value (one selected component or a "
                     "one-value immediate) and takes no modifier.",
-                    SourceRef(ins.source.ref, ins.source.section), "operand"))
-        out.extend(LegalityRule(r.id, r.text, SourceRef(r.source.ref, r.source.section),
-                                "structure") for r in self.control.rules)
+                    ins.source, "operand"))
+        out.extend(LegalityRule(r.id, r.text, r.source, "structure") for r in self.control.rules)
         return tuple(out)
 
     def all_clauses(self) -> Iterator[Clause]:
