@@ -94,7 +94,6 @@ class _Run:
     steps: dict[int, Step] = field(default_factory=dict)
     finished: list[ExpectedState] = field(default_factory=list)
     paths: list[_Path] = field(default_factory=list)
-    widened: bool = False
     executed: int = 0
 
 
@@ -104,7 +103,7 @@ def run_controlled(program: Program, state: MachineState, spec: Spec, structure:
     model = spec.model
     limits = spec.control.limits
     if structure.depth > limits.nesting:
-        return _anything(program, state, spec, limits.nesting_outcome)
+        return _anything(state, limits.nesting_outcome)
     run = _Run(program, spec, structure, state, paths=[_Path(0, state, None)])
     end_of_main = next((k for k, main in enumerate(structure.in_main) if not main),
                        len(program.instructions))
@@ -115,8 +114,7 @@ def run_controlled(program: Program, state: MachineState, spec: Spec, structure:
                 run.finished.append(_expected(path))
                 break
             if run.executed >= limits.steps:
-                return _anything(program, state, spec, limits.steps_outcome,
-                                 list(run.steps.values()))
+                return _anything(state, limits.steps_outcome, list(run.steps.values()))
             run.executed += 1
             if not _advance(run, path):
                 break
@@ -154,7 +152,7 @@ def _compute(run: _Run, path: _Path, instruction: Instruction) -> None:
                               execution.clauses, 1, False))
         if execution.state is None:
             raise ExecError("a step of a legal program was rejected")
-        exact = _exact(execution.state, run.start)
+        exact = exact_state(execution.state, run.start)
         path.concrete, path.current = exact, (None if exact is not None else execution.state)
         return
     assert path.current is not None
@@ -292,7 +290,6 @@ def _split(run: _Run, path: _Path, instruction: Instruction, position: int,
         _record(run, Step(path.pc, instruction.name, instruction.line, (), (), 0, True))
         assert path.current is not None
         run.finished.append(_widen_program(run, path.current))
-        run.widened = True
         return False
     op = instruction.operands[position]
     component = COMPONENTS.index(op.components) if op.components else 0
@@ -304,7 +301,7 @@ def _split(run: _Run, path: _Path, instruction: Instruction, position: int,
         words[component] = v
         registers[op.register] = (words[0], words[1], words[2], words[3])
         refined = ExpectedState(registers, path.current.resources, path.current.invocation)
-        exact = _exact(refined, run.start)
+        exact = exact_state(refined, run.start)
         branch.concrete, branch.current = exact, (None if exact is not None else refined)
         run.paths.append(branch)
     return False
@@ -325,10 +322,6 @@ def _expected(path: _Path) -> ExpectedState:
     return path.current
 
 
-def _exact(expected: ExpectedState, start: MachineState) -> MachineState | None:
-    return exact_state(expected, start)
-
-
 def _widen_program(run: _Run, state: ExpectedState) -> ExpectedState:
     """Every word an instruction of the program may write becomes anything."""
     spec = run.spec
@@ -340,8 +333,8 @@ def _widen_program(run: _Run, state: ExpectedState) -> ExpectedState:
     return state
 
 
-def _anything(program: Program, state: MachineState, spec: Spec, outcome: str,
-              steps: list[Step] | None = None) -> Execution:
+def _anything(state: MachineState, outcome: str, steps: list[Step] | None = None
+              ) -> Execution:
     """No verdict: every register component and every resource accepts anything."""
     registers = {name: (None, None, None, None) for name in state.registers}
     resources: dict[str, ExpectedResource | None] = {name: None for name in state.resources}

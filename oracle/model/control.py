@@ -180,12 +180,6 @@ class ControlModel:
         """The constructs with entry labels."""
         return frozenset(c.name for c in self.constructs if c.entries is not None)
 
-    def rule(self, rule_id: str) -> StructureRule:
-        for rule in self.rules:
-            if rule.id == rule_id:
-                return rule
-        raise SpecError(f"spec/control.yaml has no structure rule {rule_id!r}")
-
     def effect_of(self, name: str) -> str | None:
         """The effect of a flow-control instruction, None for any other instruction."""
         ins = self.instructions.get(name)
