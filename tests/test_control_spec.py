@@ -42,7 +42,7 @@ def test_the_real_spec_loads(root: Path) -> None:
     ("control/breakc.yaml", "when: \"not acts\"", "when: \"not taken\"",
      "reads unknown variable(s) taken"),
     ("control/breakc.yaml", "when: \"not acts\"", "when: \"depth + 1\"",
-     "is a int, not a condition"),
+     "has type int, not bool: not a condition"),
     ("control/call.yaml", "files: [label]", "files: [r]", "a label operand, and only it"),
     ("control/if.yaml", "control.if_test_sense", "control.no_such", "unknown erratum"),
     ("control.yaml", "  - {name: leave,", "  - {name: depart,", "effects: expected"),

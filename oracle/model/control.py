@@ -263,7 +263,7 @@ def _condition(text: str, where: str, known: frozenset[str], types: Mapping[str,
     except RuleError as exc:
         raise SpecError(exc.message, where=where) from None
     if rule.type not in ("bool", "any"):
-        raise SpecError(f"{text!r} is a {rule.type}, not a condition", where=where)
+        raise SpecError(f"{text!r} has type {rule.type}, not bool: not a condition", where=where)
     return rule
 
 
