@@ -49,12 +49,14 @@ def _keys(vector: Vector) -> Iterator[tuple[str, str]]:
         yield "flag", flag
 
 
-def representative(vectors: Iterable[Vector], per_key: int = PER_KEY) -> tuple[str, ...]:
-    """The ids of the subset (see the module docstring), in the order of ``vectors``."""
+def representative(vectors: Iterable[Vector], per_key: int = PER_KEY, *,
+                   leave_out: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """The ids of the subset (see the module docstring), in the order of ``vectors``; the
+    vectors of the subjects in ``leave_out`` (the first part of their ids) are left out."""
     seen: Counter[tuple[str, str]] = Counter()
     kept: list[str] = []
     for vector in vectors:
-        if vector.rejected:
+        if vector.rejected or id_parts(vector.id)[0] in leave_out:
             continue
         keys = tuple(_keys(vector))
         if id_parts(vector.id)[1] in WHOLE_SECTIONS or any(seen[k] < per_key for k in keys):

@@ -48,6 +48,7 @@ from sm5.conformance.run import iter_selected, run, vector_files
 from sm5.conformance.subset import representative
 from sm5.oracle.errors import NotExpressible
 from sm5.oracle.files.atomic import atomic_write_text
+from sm5.pipeline import WINE_LEAVES_OUT
 from sm5.vectors.format import Vector
 
 #: Parts of the subset that pytest-xdist workers share out (see `_shared_results`).
@@ -140,7 +141,7 @@ def _shared_results(impl: D3D11Runner, vectors: Sequence[Vector], shared: Path, 
 
 def _golden_run(impl: D3D11Runner, renderer: str, factory: pytest.TempPathFactory) -> GoldenRun:
     vectors = tuple(v for _, _, v in iter_selected(vector_files(None)))
-    chosen = set(representative(vectors))
+    chosen = set(representative(vectors, leave_out=WINE_LEAVES_OUT))
     subset = tuple(v for v in vectors if v.id in chosen)
     expectations = load_expectations(FILES[renderer])
     if os.environ.get("PYTEST_XDIST_WORKER") is None:
