@@ -183,8 +183,9 @@ def _check_run(golden: GoldenRun) -> None:
 
 def test_subset_is_a_rule_over_the_golden_set(golden: GoldenRun) -> None:
     """Every clause and every (instruction, section) of the executable golden vectors is in the
-    subset, which is a small part of the set."""
-    executable = [v for v in golden.vectors if not v.rejected]
+    subset, which is a small part of the set (the flow-control files, left out, aside)."""
+    executable = [v for v in golden.vectors
+                  if not v.rejected and v.id.split("/")[0] not in WINE_LEAVES_OUT]
     assert {c for v in executable for c in v.clauses} == \
         {c for v in golden.subset for c in v.clauses}
     sections = {tuple(v.id.split("/")[:2]) for v in executable}
