@@ -151,13 +151,13 @@ def structure_flags(case: Case, spec: Spec) -> set[str]:
         return set()
     structure = match_structure(program, control, None, spec.instructions.__contains__)
     flags: set[str] = set()
+    main_ends = len(structure.in_main) if all(structure.in_main) else \
+        structure.in_main.index(False)
     for k, ins in enumerate(code):
         effect = control.effect_of(ins.name)
         tested = effect is not None and control.instructions[ins.name].test
         if effect == LEAVE and tested and structure.within.get(k) in control.selects:
             flags.add(CONDITIONAL_BREAK_IN_SWITCH)
-        main_ends = len(structure.in_main) if all(structure.in_main) else \
-            structure.in_main.index(False)
         if (effect == RETURN and not tested and structure.in_main[k] and k + 1 < main_ends
                 and not any(p < k < e for p, e in structure.end.items())):
             flags.add(CODE_AFTER_RETURN)
