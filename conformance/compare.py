@@ -151,7 +151,7 @@ def _execution_verdict(vector: Vector, result: Result, capabilities: frozenset[s
     observed = result.state
     outside: tuple[str, ...] = ()
     if request is not None:
-        outside = guard_diffs(request, observed)
+        outside = guard_diffs(request, observed, expected)
         observed = without_guards(observed)
     diffs = outside + state_diffs(expected, observed)
     if outside:

@@ -65,12 +65,16 @@ def guard_sides(n: int, size: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 def guarded_files() -> frozenset[str]:
-    """Register files whose views get guards: every resource file but shared memory."""
+    """Register files whose views get guards: every resource file but shared memory and the
+    files that only stand for r# (a constant buffer is bound whole, read-only: an element past
+    its end reads 0, so no guard word can sit after it)."""
     model = load_default().model
     known = _guarded.get(id(model))
     if known is None or known[0] is not model:
+        standing = frozenset(f.name for f in model.register_files if f.stands_for)
         known = _guarded[id(model)] = (
-            model, frozenset(model.resource_files) - frozenset(model.shared_memory_files))
+            model, frozenset(model.resource_files) - frozenset(model.shared_memory_files)
+            - standing)
     return known[1]
 
 
@@ -107,11 +111,15 @@ def request_state(vector: Vector) -> MachineState:
     return state_from_json(without_guards(vector.state))
 
 
-def guard_diffs(sent: Mapping[str, Any], observed: Mapping[str, Any]) -> tuple[str, ...]:
+def guard_diffs(sent: Mapping[str, Any], observed: Mapping[str, Any],
+                expected: Mapping[str, Any] | None = None) -> tuple[str, ...]:
     """What a reply did outside the request: a changed or missing guard word, a register or
-    resource the request does not have. One line each (``u0.guard.after[0]: ...``)."""
+    resource neither the request nor the expected state has (a temp the program uses that the
+    request does not give is in the expected state: it starts undefined). One line each
+    (``u0.guard.after[0]: ...``)."""
     lines: list[str] = []
-    for name in sorted(set(observed) - set(sent) - {"invocation"}):
+    known = set(sent) | set(expected or ()) | {"invocation"}
+    for name in sorted(set(observed) - known):
         lines.append(f"{name}: the reply has a register or resource the request does not have")
     for name, value in sent.items():
         if not is_mapping(value) or GUARD_KEY not in value:

@@ -339,6 +339,30 @@ class ControlView:
 
 
 @dataclass(frozen=True)
+class StateFileRow:
+    """A register file of program state: its elements, what an index past the end gives."""
+
+    name: str
+    title: str
+    components: int
+    elements: str
+    out_of_range: str
+    theorems: tuple[tuple[str, str], ...]  # (kind, status) of its program_state theorems
+
+
+@dataclass(frozen=True)
+class StateView:
+    """Program state: the register files that stand for r#, the declaration and program rules
+    (with the must-reject vectors breaking each), and each implementation's verdicts on the
+    program-state vectors."""
+
+    files: tuple[StateFileRow, ...]
+    rules: tuple[RuleView, ...]
+    vector_count: int
+    bars: tuple[Bar, ...]
+
+
+@dataclass(frozen=True)
 class Report:
     spec_version: str
     instructions: tuple[InstructionView, ...]
@@ -359,6 +383,7 @@ class Report:
     families: tuple[str, ...]
     instruction_rows: tuple[InstructionRow, ...]
     control: ControlView
+    state: StateView | None = None
 
     def pages(self) -> tuple[InstructionPage, ...]:
         """One page per instruction, in the report's order."""
@@ -423,6 +448,7 @@ def gather(spec: Spec, vector_paths: Sequence[Path], proofs_json: Path | None = 
         instruction_rows=tuple(_instruction_row(ins, clauses, index, impls)
                                for ins in instructions_of(spec)),
         control=_control_view(spec, index, impls, theorems),
+        state=_state_view(spec, index, impls, theorems),
     )
 
 
@@ -448,6 +474,35 @@ def _control_view(spec: Spec, index: VectorIndex, impls: Sequence[ImplResults],
               f"{control.limits.call_depth} entries; no verdict past {control.limits.steps:,} "
               "executed instructions")
     return ControlView(tuple(rows), rules, limits)
+
+
+#: The program-state subjects: the theorems' and the vector files' (vectors/programs/).
+STATE_SUBJECTS = ("program_state", "state_structure")
+
+
+def _state_view(spec: Spec, index: VectorIndex, impls: Sequence[ImplResults],
+                theorems: Sequence[Theorem] | None) -> StateView:
+    by_file: dict[str, list[tuple[str, str]]] = {}
+    for t in theorems or ():
+        if t.instruction == STATE_SUBJECTS[0]:
+            file = t.name.split("/")[1]
+            by_file.setdefault(file, []).append((t.kind, t.status))
+    files = tuple(StateFileRow(f.name, f.title, f.components, f.elements or "-",
+                               f.out_of_range or "-", tuple(by_file.get(f.name, ())))
+                  for f in spec.model.register_files if f.stands_for)
+    decls = spec.declarations
+    names = {f.name for f in files}
+    applying = {d.name for d in decls.declarations.values()
+                if set(d.registers) & names or not d.registers}
+    rules = tuple(RuleView(r.id, r.text, r.check, source_view(spec, r.source),
+                           index.rejects_by_rule.get(r.id, 0))
+                  for r in (*(r for r in decls.rules if applying.intersection(r.applies)),
+                            *decls.program_rules))
+    count = sum(index.per_instruction.get(name, 0) for name in STATE_SUBJECTS)
+    bars = tuple(bar(impl.impl, (r.status for vid, r in impl.results.items()
+                                 if index.vector_instruction.get(vid) in STATE_SUBJECTS))
+                 for impl in impls)
+    return StateView(files, rules, count, bars)
 
 
 # --- the dashboard -------------------------------------------------------------------------------

@@ -378,6 +378,66 @@ def control_page(spec: Spec, *, hand: Path, golden: Path) -> str:
     return "\n".join(out)
 
 
+#: The generated page of program state: the register files with elements, the declarations,
+#: their rules and errata.
+STATE_PAGE = "program-state.md"
+
+
+def state_page(spec: Spec, *, hand: Path, golden: Path) -> str:
+    """Program state: the register files that stand for r# (x#, cb#, the icb, the compute
+    inputs), how their elements are counted and what an index past the end gives, the
+    declarations, the rules and the errata, from spec/model.yaml and spec/declarations.yaml."""
+    model = spec.model
+    decls = spec.declarations
+    state_files = [f for f in model.register_files if f.stands_for]
+    out = [GENERATED_NOTE, "", "# Program state", "",
+           "Generated from `spec/model.yaml` (`register_files`) and `spec/declarations.yaml`. "
+           "An element index is the number written plus, where one is written, an r# component "
+           "or a numbered x# element read as an unsigned 32-bit integer; the sum wraps modulo "
+           "2^32 and is then bounds-checked (`sm5.oracle.execution.indexing`). A temp register "
+           "the state does not give, and every x# element before its first write, is undefined "
+           "(never 0 by assumption). See [Programs](../programs.md#program-state).", "",
+           "## Register files", "",
+           "| file | components | elements | index past the end | taken where a table lists "
+           "| source |", "|---|---|---|---|---|---|"]
+    for f in state_files:
+        stands = ", ".join(f"r# as {role}" for role in sorted(f.stands_for))
+        out.append(f"| `{f.name}` | {f.components} | {f.elements or '-'} | "
+                   f"{f.out_of_range or '-'} | {stands} | {_cell(f.title)} |")
+    named = {f.name for f in state_files} | {"r"}
+    shown = [d for d in decls.declarations.values()
+             if set(d.registers) & named or not d.registers]
+    out += ["", "## Declarations", "", "| declaration | declares | numbers | access | source |",
+            "|---|---|---|---|---|"]
+    for d in shown:
+        out.append(f"| `{d.name}` | {', '.join(d.registers) or '-'} | "
+                   f"{', '.join(d.numbers) or ('listed elements' if d.listed else '-')} | "
+                   f"{', '.join(d.access) or '-'} | {_source(spec, d.source)} |")
+    names = {d.name for d in shown}
+    rules = [r for r in decls.rules if names.intersection(r.applies)]
+    out += ["", "## Rules", "", "| rule | rejects | text | source |", "|---|---|---|---|"]
+    out += [f"| `{r.id}` | {_code(r.reject_if.text) if r.reject_if else '-'} | {_cell(r.text)} "
+            f"| {_source(spec, r.source)} |" for r in rules]
+    out += [f"| `{r.id}` | (program) | {_cell(r.text)} | {_source(spec, r.source)} |"
+            for r in decls.program_rules]
+    cases = _hand_counts(hand, {STATE_SUBJECT: None})
+    vectors = _golden_counts(golden, {STATE_SUBJECT: None, STATE_REJECTS: None})
+    out += ["", f"{cases.get(STATE_SUBJECT, 0)} hand cases (`tests/hand/{STATE_SUBJECT}.yaml`), "
+            f"{vectors.get(STATE_SUBJECT, 0)} golden vectors (`{STATE_SUBJECT}.jsonl`) and "
+            f"{vectors.get(STATE_REJECTS, 0)} must-reject programs (`{STATE_REJECTS}.jsonl`).",
+            "", "## Errata", ""]
+    for e in decls.errata:
+        out += [f"- **`{e.id}`** ({', '.join(e.sources)}): {e.defect} *Resolution:* "
+                f"{e.resolution}"]
+    out.append("")
+    return "\n".join(out)
+
+
+#: The program-state hand file and program-vector subjects.
+STATE_SUBJECT = "program_state"
+STATE_REJECTS = "state_structure"
+
+
 def _hand_counts(folder: Path, names: Mapping[str, Any]) -> dict[str, int]:
     return {name: len(_hand_cases(folder / f"{name}.yaml")) for name in names
             if (folder / f"{name}.yaml").is_file()}
@@ -393,7 +453,9 @@ def pages(spec: Spec, root: Path) -> dict[str, str]:
     measured = _measured(root / "conformance" / "vkd3d" / "measured.json")
     out = {"index.md": index_page(spec),
            CONTROL_PAGE: control_page(spec, hand=root / "tests" / "hand",
-                                      golden=root / "vectors" / "golden")}
+                                      golden=root / "vectors" / "golden"),
+           STATE_PAGE: state_page(spec, hand=root / "tests" / "hand",
+                                  golden=root / "vectors" / "golden")}
     for name, ins in sorted(spec.instructions.items()):
         out[f"{name}.md"] = instruction_page(
             spec, ins, hand=root / "tests" / "hand" / f"{name}.yaml",

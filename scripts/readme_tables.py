@@ -161,6 +161,14 @@ def families_table(spec: Spec) -> list[str]:
     rows.append(f"| flow control | {len(control)}: {', '.join(f'`{n}`' for n in sorted(control))}"
                 f" | {sum(len(c.clauses) for c in control.values())} | "
                 f"{len(spec.control_rules)} |")
+    files = [f.name for f in spec.model.register_files if f.stands_for]
+    declared = [d.name for d in spec.declarations.declarations.values()
+                if set(d.registers) & set(files)]
+    state_rules = [r for r in spec.declarations.rules if set(r.applies) & {
+        *declared, *(d.name for d in spec.declarations.declarations.values() if not d.registers)}]
+    rows.append(f"| program state | register files {', '.join(f'`{f}`' for f in files)}; "
+                f"declarations {', '.join(f'`{d}`' for d in declared)} | - | "
+                f"{len(state_rules) + len(spec.declarations.program_rules)} |")
     return rows
 
 

@@ -267,6 +267,12 @@ CASES: list[tuple[str, list[str], str, str, dict[str, Any]]] = [
                                               f"call l{k + 1}", "ret")],
       "label l33", "iadd r0.x, r0.x, l(1)", "ret"],
      "cs_5_0", "11.0", {"r0": [0, 0, 0, 0]}),
+    # Program state: icb[2] of a two-element icb is past its end and reads 0 in every component
+    # (FS 7.5, 7.5.1); a translator that clamps to the last element reads 5, 6, 7, 8.
+    ("mov/state/icb_past_end",
+     ["dcl_immediateConstantBuffer { { 1, 2, 3, 4 }, { 5, 6, 7, 8 } }",
+      "mov r0.xyzw, icb[r1.x + 0].xyzw"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [2, 0, 0, 0]}),
 ]
 
 

@@ -1,10 +1,13 @@
 """Hand cases as data: reading and checking ``tests/hand/<instruction>.yaml``.
 
 Each file holds the instances of one instruction with their expected result written by hand
-from the cited source (see ``tests/hand/hand.schema.json``). A malformed file is reported as
-one ``HandFileError`` naming the file, the case (by name and line) and the field. Files under
-``tests/hand/pending/`` are not loaded: they hold cases of instructions the spec does not
-have yet.
+from the cited source (see ``tests/hand/hand.schema.json``). A file may instead be about a
+subject of program state (``subject: program_state``, ``tests/hand/program_state.yaml``): the
+declarations, register files and element indices of a whole program. Declarations have no
+clauses, so its cases name none (``clauses: []``); their rules are declaration and program rules.
+A malformed file is reported as one ``HandFileError`` naming the file, the case (by name and
+line) and the field. Files under ``tests/hand/pending/`` are not loaded: they hold cases of
+instructions the spec does not have yet.
 """
 
 from __future__ import annotations
@@ -42,7 +45,10 @@ class HandCase:
     name: str
     path: Path
     line: int
-    instruction: str
+    #: What the file is about: its instruction, or its program-state subject (its file's name).
+    subject: str
+    #: The instruction the file exercises; ``None`` in a program-state subject's file.
+    instruction: str | None
     clauses: tuple[str, ...]
     program: tuple[str, ...]
     target: str
@@ -52,6 +58,12 @@ class HandCase:
     expect_state: Mapping[str, Any] | None
     rule: str | None
     source: tuple[Mapping[str, str], ...]
+
+    @property
+    def own_clause_prefix(self) -> str | None:
+        """The prefix of the clause ids the case is about (a program-state case has none: the
+        clauses its program's instructions fire are their own files')."""
+        return None if self.instruction is None else self.instruction + "."
 
     @property
     def where(self) -> str:
@@ -88,7 +100,7 @@ def _schema_problem(document: Any, definition: str | None) -> str | None:
         text = str(error.schema["description"])
         message = f"expected {text[:1].lower()}{text[1:]}"
     where = field_path(error.absolute_path) if error.absolute_path else (
-        "(case)" if definition == "case" else "(top level)")
+        "(case)" if definition in ("case", "subject_case") else "(top level)")
     return f"field {where}: {message}"
 
 
@@ -108,31 +120,37 @@ def _case_lines(path: Path) -> list[int]:
 
 def load_file(path: Path, spec: Spec | None = None) -> list[HandCase]:
     """Read and check one hand file. With ``spec``, also check it against the spec: the
-    instruction exists, every clause id and rule id is the spec's, every target, runtime and
-    source reference is the model's."""
+    instruction exists (a subject is none of the spec's instructions), every clause id and rule
+    id is the spec's, every target, runtime and source reference is the model's."""
     try:
         doc = load_yaml(path)
     except Sm5Error as exc:
         raise HandFileError(exc.message, where=exc.where) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("cases"), list):
-        problem = _schema_problem(doc, None) or "expected a mapping with instruction and cases"
+        problem = (_schema_problem(doc, None)
+                   or "expected a mapping with instruction (or subject) and cases")
         raise HandFileError(problem, where=str(path))
+    if "instruction" not in doc and "subject" not in doc:
+        raise HandFileError("field (top level): expected instruction (or subject)",
+                            where=str(path))
     lines = _case_lines(path)
+    definition = "subject_case" if "subject" in doc else "case"
     for i, case in enumerate(doc["cases"]):
-        problem = _schema_problem(case, "case")
-        if problem:
+        case_problem = _schema_problem(case, definition)
+        if case_problem:
             name = case.get("name") if isinstance(case, dict) else None
             line = lines[i] if i < len(lines) else 0
-            raise HandFileError(problem, where=f"{path}:{line} case #{i + 1}"
+            raise HandFileError(case_problem, where=f"{path}:{line} case #{i + 1}"
                                 + (f" {name!r}" if isinstance(name, str) else ""))
-    problem = _schema_problem(doc, None)
-    if problem:
-        raise HandFileError(problem, where=str(path))
-    instruction = doc["instruction"]
-    if path.stem != instruction:
-        raise HandFileError(f"the file holds cases of {instruction!r}; name it "
-                            f"{instruction}.yaml", where=str(path))
-    cases = [_case(path, lines[i] if i < len(lines) else 0, instruction, c)
+    doc_problem = _schema_problem(doc, None)
+    if doc_problem:
+        raise HandFileError(doc_problem, where=str(path))
+    instruction: str | None = doc.get("instruction")
+    subject: str = doc["subject"] if instruction is None else instruction
+    if path.stem != subject:
+        raise HandFileError(f"the file holds cases of {subject!r}; name it "
+                            f"{subject}.yaml", where=str(path))
+    cases = [_case(path, lines[i] if i < len(lines) else 0, subject, instruction, c)
              for i, c in enumerate(doc["cases"])]
     seen: set[str] = set()
     for case in cases:
@@ -145,10 +163,11 @@ def load_file(path: Path, spec: Spec | None = None) -> list[HandCase]:
     return cases
 
 
-def _case(path: Path, line: int, instruction: str, doc: Mapping[str, Any]) -> HandCase:
+def _case(path: Path, line: int, subject: str, instruction: str | None,
+          doc: Mapping[str, Any]) -> HandCase:
     expect = doc["expect"]
     return HandCase(
-        name=doc["name"], path=path, line=line, instruction=instruction,
+        name=doc["name"], path=path, line=line, subject=subject, instruction=instruction,
         clauses=tuple(doc.get("clauses", ())), program=tuple(doc["program"]),
         target=doc["target"], runtime=doc["runtime"], state=doc["state"],
         outcomes=tuple(expect["outcomes"]), expect_state=expect.get("state"),
@@ -167,7 +186,9 @@ def _mnemonic(line: str) -> str:
 
 def _check_case(case: HandCase) -> None:
     """Facts a schema cannot say: the program runs the file's instruction, the clauses are
-    the instruction's."""
+    the instruction's (a program-state case names none: the schema says so)."""
+    if case.instruction is None:
+        return
     mnemonics = [_mnemonic(line) for line in case.program]
     if case.instruction not in mnemonics:
         raise HandFileError(f"the program has no {case.instruction} instruction",
@@ -179,18 +200,10 @@ def _check_case(case: HandCase) -> None:
 
 
 def _check_against_spec(case: HandCase, spec: Spec) -> None:
-    control = spec.control.instructions.get(case.instruction)
-    if case.instruction not in spec.instructions and control is None:
-        raise HandFileError(f"the spec has no instruction {case.instruction!r}",
-                            where=case.where)
-    known = ({c.id for c in control.clauses} if control is not None else
-             {c.id for g in spec.instruction(case.instruction).semantics.groups
-              for c in g.clauses})
-    unknown = [c for c in case.clauses if c not in known]
-    if unknown:
-        raise HandFileError(f"unknown clause id(s) {', '.join(unknown)}; "
-                            f"{case.instruction} has {', '.join(sorted(known))}",
-                            where=case.where)
+    if case.instruction is None:
+        _check_subject(case, spec)
+    else:
+        _check_clauses(case, case.instruction, spec)
     if case.rule is not None and case.rule not in {r.id for r in spec.legality_rules()}:
         raise HandFileError(f"unknown legality rule {case.rule!r}", where=case.where)
     if case.target not in {t.name for t in spec.model.targets}:
@@ -202,6 +215,29 @@ def _check_against_spec(case: HandCase, spec: Spec) -> None:
         raise HandFileError(f"unknown source ref(s) {', '.join(refs)}; expected one of "
                             f"{', '.join(spec.model.sources)} (spec/model.yaml sources)",
                             where=case.where)
+
+
+def _check_clauses(case: HandCase, instruction: str, spec: Spec) -> None:
+    control = spec.control.instructions.get(instruction)
+    if instruction not in spec.instructions and control is None:
+        raise HandFileError(f"the spec has no instruction {instruction!r}", where=case.where)
+    known = ({c.id for c in control.clauses} if control is not None else
+             {c.id for g in spec.instruction(instruction).semantics.groups for c in g.clauses})
+    unknown = [c for c in case.clauses if c not in known]
+    if unknown:
+        raise HandFileError(f"unknown clause id(s) {', '.join(unknown)}; "
+                            f"{instruction} has {', '.join(sorted(known))}", where=case.where)
+
+
+def _check_subject(case: HandCase, spec: Spec) -> None:
+    """A subject is no instruction of the spec (its cases would hide that instruction's), and
+    names no clause (declarations have none; the schema also says so)."""
+    if case.subject in spec.instructions or case.subject in spec.control.instructions:
+        raise HandFileError(f"{case.subject!r} is an instruction of the spec: write "
+                            f"instruction: {case.subject}", where=case.where)
+    if case.clauses:
+        raise HandFileError(f"clause(s) {', '.join(case.clauses)}: a program-state case names "
+                            "no clauses", where=case.where)
 
 
 def hand_files(folder: Path = HAND_DIR) -> list[Path]:

@@ -347,7 +347,8 @@ def test_grammar_comes_from_the_spec() -> None:
 _KNOWN = sorted({*load_default().instructions, *load_default().auxiliary})
 ERRORS = [
     ("foo r0, r1", 1, f"unknown instruction 'foo'; expected one of {', '.join(_KNOWN[:2])}"),
-    ("dcl_uav_rw u0", 1, "unknown declaration 'dcl_uav_rw'; expected one of dcl_globalFlags"),
+    ("dcl_uav_rw u0", 1,
+     "unknown declaration 'dcl_uav_rw'; expected one of dcl_constantBuffer, dcl_globalFlags"),
     ("store_structured u0.zx, r0.x, l(12), r1", 22, "mask letters must be in xyzw order"),
     ("store_structured u0.xx, r0.x, l(12), r1", 22, "mask letter 'x' repeats"),
     ("store_structured u0.xy, r0, l(12), r1", 25, "expected .x/.y/.z/.w select"),
@@ -384,9 +385,9 @@ ERRORS = [
     ("mov r0, r1 r2", 12, "expected ',' or end of line after an operand, got 'r2'"),
     ("mov r0,", 8, "expected an operand, got end of line"),
     ("mov r0, , r1", 9, "expected an operand"),
-    ("mov r0, s0", 9, "expected an operand (r#, u#, g#, t#, l(...), d(...), "
-     "vThreadIDInGroupFlattened, null), "
-     "got 's0'"),
+    ("mov r0, s0", 9, "expected an operand (r#, u#, g#, t#, x#[...], cb#[...], l(...), "
+     "d(...), vThreadIDInGroupFlattened, null, icb[...], vThreadID, vThreadGroupID, "
+     "vThreadIDInGroup), got 's0'"),
     ("mov r0, r", 10, "expected a register number after 'r'"),
     ("mov r0, r99999999999", 10, "register index '99999999999' of r# out of range"),
     ("mov r0, |r1", 12, "expected '|' closing the absolute value opened at column 9"),
@@ -403,7 +404,8 @@ ERRORS = [
     ("dcl_uav_raw r0", 13, "dcl_uav_raw declares a u# register, got 'r0'"),
     ("dcl_uav_raw u0.x", 15, "a declared register takes no component selection"),
     ("dcl_uav_raw u0_abs", 13, "declares a u# register"),
-    ("dcl_input r0", 11, "dcl_input declares a vThreadIDInGroupFlattened register"),
+    ("dcl_input r0", 11, "dcl_input declares a vThreadIDInGroupFlattened or vThreadID or "
+     "vThreadGroupID or vThreadIDInGroup register, got 'r0'"),
     ("dcl_uav_raw_opc u0", 12, "dcl_uav_raw takes flags glc; got '_opc'"),
     ("dcl_temps_glc 4", 10, "dcl_temps takes no flags; got '_glc'"),
     ("dcl_uav_structured_opc_glc u0, 16", 23, "in the order glc, opc"),
@@ -480,6 +482,7 @@ def test_non_text_lines_are_asm_errors() -> None:
 
 COMPONENTS = "xyzw"
 FILES = SPEC.model.file_names
+FILE_KINDS = SPEC.model.files_by_name
 SLOTS = {**{a.name: tuple((o.role, o.selection) for o in a.operands)
             for a in SPEC.auxiliary.values()},
          **{i.name: tuple((o.role, o.selection) for o in i.operands)
@@ -498,9 +501,16 @@ def operands(draw: st.DrawFn, role: str, selection: str) -> Operand:
         u64 = st.integers(0, (1 << 64) - 1)
         doubles = draw(st.lists(u64, min_size=1, max_size=2))
         return Operand("d", None, tuple(doubles), selection, "")  # type: ignore[arg-type]
-    index = draw(u32) if len(file) == 1 else None
+    index = draw(u32) if FILE_KINDS[file].numbered else None
     if file == NULL_FILE:  # the null register holds no components
         return Operand(file, None, (), "none", "")
+    element = relative = None
+    if FILE_KINDS[file].elements is not None:
+        element = draw(u32)
+        if draw(st.booleans()):  # x0[r1.x + n], cb0[x1[2].y + n]: the index register's forms
+            index_file = draw(st.sampled_from(("r", "x")))
+            relative = Operand(index_file, draw(u32), (), "select", draw(st.sampled_from(
+                COMPONENTS)), element=draw(u32) if index_file == "x" else None)
     if selection == "mask":
         chosen = draw(st.sets(st.sampled_from(COMPONENTS), min_size=1))
         components = "".join(c for c in COMPONENTS if c in chosen)
@@ -514,7 +524,8 @@ def operands(draw: st.DrawFn, role: str, selection: str) -> Operand:
     source = role == "src"
     neg = source and draw(st.booleans())
     absolute = source and draw(st.booleans())
-    return Operand(file, index, (), selection, components, neg, absolute)  # type: ignore[arg-type]
+    return Operand(file, index, (), selection, components, neg, absolute,  # type: ignore[arg-type]
+                   element, relative)
 
 
 @st.composite
@@ -528,10 +539,18 @@ def instructions(draw: st.DrawFn) -> Instruction:
 def declarations(draw: st.DrawFn) -> Declaration:
     spec = draw(st.sampled_from(list(SPEC.declarations.declarations.values())))
     register = None
-    if spec.register is not None:
-        register = Operand(spec.register, draw(u32) if len(spec.register) == 1 else None)
-    numbers = tuple(draw(u32) for _ in spec.numbers)
+    if spec.registers:
+        file = draw(st.sampled_from(spec.registers))
+        described = FILE_KINDS[file]
+        mask = COMPONENTS[:described.components] if not described.numbered and \
+            described.components > 1 and not spec.listed else ""
+        register = Operand(file, draw(u32) if described.numbered else None, (),
+                           "mask" if mask else "none", mask)
+    count = 4 * draw(st.integers(0, 3)) if spec.listed else len(spec.numbers)
+    numbers = tuple(draw(u32) for _ in range(count))
     flags = tuple(f for f in spec.flags if draw(st.booleans()))
+    if spec.access:
+        flags += (draw(st.sampled_from(spec.access)),)
     if spec.global_flags:
         chosen = draw(st.permutations(spec.global_flags))
         flags += tuple(chosen[:draw(st.integers(1, len(chosen)))])

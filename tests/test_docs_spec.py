@@ -66,8 +66,16 @@ def test_the_instruction_reference_is_current() -> None:
 def test_every_instruction_has_a_page_listed_in_the_navigation() -> None:
     spec = load_spec(ROOT / "spec")
     folder = ROOT / "docs" / "instructions"
-    assert {p.stem for p in folder.glob("*.md")} == {*spec.instructions, "index", "flow-control"}
     config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert {p.stem for p in folder.glob("*.md")} == {*spec.instructions, "index", "flow-control",
+                                                    "program-state"}
+    # program state: every register file with elements, declaration rule, program rule and
+    # erratum is on its page
+    state = (folder / "program-state.md").read_text(encoding="utf-8")
+    assert "instructions/program-state.md" in config
+    assert all(f"`{f.name}`" in state for f in spec.model.register_files if f.stands_for)
+    assert all(f"`{r.id}`" in state for r in spec.declarations.program_rules)
+    assert all(f"`{e.id}`" in state for e in spec.declarations.errata)
     # the flow-control instructions share one page: every clause, rule and erratum is on it
     page = (folder / "flow-control.md").read_text(encoding="utf-8")
     assert "instructions/flow-control.md" in config

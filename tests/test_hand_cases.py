@@ -5,7 +5,8 @@ a program, a state and a (target, runtime) with the outcomes, clause ids and fin
 out literally, each citing the sentence it rests on. The expectations come from the sources,
 never from running the oracle; here the oracle runs each case and must agree. The meta-tests
 read the clause ids from the spec and fail if a clause has no hand case or a case names a clause
-the spec does not have.
+the spec does not have. ``tests/hand/program_state.yaml`` holds whole programs about program state
+(declarations, x#, cb#, icb, thread ids): no clauses, and a case breaking each of its rules.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from hand_cases import (
 
 from sm5.oracle.asm import parse_program
 from sm5.oracle.execution.executor import execute
-from sm5.oracle.machine.state import expected_to_json, state_from_json
+from sm5.oracle.machine.state import CONSTANT_FILE, expected_to_json, state_from_json
 from sm5.oracle.model.spec import Spec, load_default
 
 SPEC = load_default()
@@ -60,8 +61,10 @@ def test_hand_case(case: HandCase) -> None:
         return
     assert result.rule is None, f"{case.where}: rejected by {result.rule}: {case.cite}"
     assert result.outcomes == case.outcomes, f"{case.where}: {case.cite}"
-    # The clauses of the file's instruction (a program's other instructions fire their own).
-    own = sorted(c for c in result.clauses if c.startswith(case.instruction + "."))
+    # The clauses of the file's instruction (a program's other instructions fire their own; a
+    # program-state case is about declarations, which have none).
+    prefix = case.own_clause_prefix
+    own = sorted(c for c in result.clauses if prefix is not None and c.startswith(prefix))
     assert own == sorted(case.clauses), f"{case.where}: {case.cite}"
     assert result.state is not None
     assert expected_to_json(result.state) == case.expect_state, f"{case.where}: {case.cite}"
@@ -78,6 +81,41 @@ def test_every_flow_control_rule_has_a_hand_case() -> None:
     by a hand case."""
     rules = {r.id for r in SPEC.control_rules}
     covered = {case.rule for case in CASES if case.rule is not None}
+    assert sorted(rules - covered) == []
+
+
+#: The rules of program state the brief of tests/hand/program_state.yaml lists: the spec must
+#: still have each (a renamed rule fails here), and the derived set below must hold them.
+PROGRAM_STATE_RULES = frozenset({
+    "dcl_temps.legal.total", "dcl_indexable_temp.legal.components",
+    "dcl_constant_buffer.legal.slot", "dcl_constant_buffer.legal.elements",
+    "dcl_immediate_constant_buffer.legal.elements", "dcl_thread_group.legal.compute_only",
+    "dcl_thread_group.legal.limits_5_0", "dcl_thread_group.legal.limits_4_x",
+    "program.undeclared_register", "program.relative_index", "program.dynamic_index_immediate",
+    "program.input_component",
+})
+
+
+def program_state_rule_ids(spec: Spec) -> set[str]:
+    """The rules of program state: every program rule (spec/declarations.yaml program_rules),
+    and every declaration rule of the declarations that declare no memory resource (u#, g#,
+    t#): dcl_temps, dcl_indexableTemp, dcl_constantBuffer, dcl_immediateConstantBuffer,
+    dcl_thread_group, dcl_input, dcl_globalFlags."""
+    memory = spec.model.resource_files - {CONSTANT_FILE}
+    state_declarations = {name for name, d in spec.declarations.declarations.items()
+                          if not set(d.registers) & memory}
+    return ({r.id for r in spec.declarations.program_rules}
+            | {r.id for r in spec.legality_rules()
+               if r.check == "declaration" and r.applies
+               and set(r.applies) <= state_declarations})
+
+
+def test_every_program_state_rule_has_a_hand_case() -> None:
+    """Each rule of program state is broken by a case of a program-state file (and the rules
+    the file was written for are all among them)."""
+    rules = program_state_rule_ids(SPEC)
+    assert sorted(PROGRAM_STATE_RULES - rules) == []
+    covered = {case.rule for case in CASES if case.rule is not None and case.instruction is None}
     assert sorted(rules - covered) == []
 
 
@@ -228,3 +266,54 @@ def test_pending_folder_is_not_loaded(tmp_path: Path) -> None:
     (tmp_path / "pending").mkdir()
     write_hand(tmp_path / "pending", "  - name: [unclosed\n")
     assert load_all(SPEC, tmp_path) == load_all(SPEC, tmp_path / "empty")
+
+
+SUBJECT_CASE = """\
+subject: program_state
+cases:
+  - name: ok_state
+    clauses: []
+    source:
+      - {ref: fs, section: "7.3", paraphrase: "an x# element can be used wherever an r# can"}
+    program: ["dcl_indexableTemp x0[1], 4", "mov r0.x, x0[0].x"]
+    target: cs_5_0
+    runtime: "11.0"
+    state: {r0: [0, 0, 0, 0]}
+    expect:
+      outcomes: [defined]
+      state: {r0: [null, 0, 0, 0]}
+"""
+
+
+def test_subject_file_loads(tmp_path: Path) -> None:
+    path = tmp_path / "program_state.yaml"
+    path.write_text(SUBJECT_CASE, encoding="utf-8")
+    [case] = load_file(path, SPEC)
+    assert (case.subject, case.instruction, case.clauses) == ("program_state", None, ())
+    assert case.own_clause_prefix is None
+
+
+def test_subject_case_names_no_clause(tmp_path: Path) -> None:
+    path = tmp_path / "program_state.yaml"
+    path.write_text(SUBJECT_CASE.replace("clauses: []", "clauses: [mov.move.bits]"),
+                    encoding="utf-8")
+    message = load_error(path)
+    assert "case #1 'ok_state'" in message and "clauses" in message
+
+
+def test_subject_case_still_lists_its_clauses(tmp_path: Path) -> None:
+    path = tmp_path / "program_state.yaml"
+    path.write_text(SUBJECT_CASE.replace("    clauses: []\n", ""), encoding="utf-8")
+    assert "case #1 'ok_state'" in load_error(path)
+
+
+def test_file_takes_instruction_or_subject(tmp_path: Path) -> None:
+    path = tmp_path / "program_state.yaml"
+    path.write_text("instruction: mov\n" + SUBJECT_CASE, encoding="utf-8")
+    assert "exactly one of instruction and subject" in load_error(path)
+
+
+def test_file_without_instruction_or_subject(tmp_path: Path) -> None:
+    path = tmp_path / "program_state.yaml"
+    path.write_text(SUBJECT_CASE.replace("subject: program_state\n", ""), encoding="utf-8")
+    assert "expected instruction (or subject)" in load_error(path)

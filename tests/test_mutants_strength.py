@@ -56,6 +56,11 @@ KILLED_BY: dict[str, list[tuple[str, str]]] = {
     # suffix flags: _g accepted in a pixel shader; sync_uglobal refused in a vertex shader on 11.1
     "flag_stage_unchecked": [("sync/cell/0163", "sync_g")],
     "stage_table_11_0": [("sync/cell/0097", "sync_uglobal")],
+    # program state: an icb read past its end clamped to the last element (vkd3d on lavapipe)
+    "icb_out_of_range_not_zero": [("program_state/icb-dynamic-index/0001",
+                                   "mov r0.xyzw, icb[r1.x + 1].xyzw"),
+                                  ("program_state/icb-index-in-loop/0000",
+                                   "iadd r1.x, r1.x, icb[r0.x + 0].x")],
 }
 
 

@@ -482,3 +482,24 @@ def test_flow_control_rows_count_the_vectors_listing_each_clause(tmp_path: Path)
     assert by_rule["structure.recursion"] == sum(
         v["expect"].get("rule") == "structure.recursion" for v in rejects) == 1
     assert by_rule["discard.stage"] == 1
+
+
+def test_program_state_section_counts_the_rejects_of_each_rule(tmp_path: Path) -> None:
+    """The program-state section: one row per register file that stands for r#; each rule's
+    count is the number of must-reject vectors naming it (read from the JSONL lines)."""
+    golden = default_root().parent / "vectors" / "golden"
+    files = [golden / "program_state.jsonl", golden / "state_structure.jsonl"]
+    report = gather(load_default(), files)
+    assert report.state is not None
+    assert [f.name for f in report.state.files] == [
+        "x", "cb", "icb", "vThreadID", "vThreadGroupID", "vThreadIDInGroup"]
+    counted = 0
+    for path in files:
+        counted += len((path.read_text(encoding="utf-8")).splitlines()) - 1
+    assert report.state.vector_count == counted
+    rejects = [json.loads(line) for line in (golden / "state_structure.jsonl").read_text(
+        encoding="utf-8").splitlines()[1:]]
+    by_rule = {rule.id: rule.rejects for rule in report.state.rules}
+    assert by_rule["program.relative_index"] == sum(
+        v["expect"].get("rule") == "program.relative_index" for v in rejects) == 2
+    assert by_rule["dcl_thread_group.legal.limits_5_0"] == 2

@@ -49,7 +49,7 @@ def test_state_json_round_trip_with_srvs() -> None:
      "data holds 3 words"),
     ({"t0": {"kind": "raw", "data": [1], "stride": 4}}, "a raw resource has only kind and data"),
     ({"t0": {"kind": "raw", "data": [-1]}}, r"state\.t0\.data\[0\]"),
-    ({"s0": {"kind": "raw", "data": [1]}}, "expected r#, u#, g#, t# or invocation"),
+    ({"s0": {"kind": "raw", "data": [1]}}, "expected r#, u#, g#, t#, cb# or invocation"),
 ])
 def test_bad_srv_state_is_one_clear_error(doc: dict[str, Any], message: str) -> None:
     with pytest.raises(StateError, match=message):

@@ -16,6 +16,8 @@ from sm5.oracle.legality import violations
 from sm5.oracle.legality.structure import match_structure
 from sm5.oracle.machine.program import COMPONENTS, register_file
 from sm5.oracle.machine.state import (
+    UNWRITTEN_TEMPS,
+    UNWRITTEN_TEMPS_ERRATUM,
     Execution,
     ExpectedState,
     expected_to_json,
@@ -47,7 +49,7 @@ def memory_voiding(spec: Spec) -> frozenset[str]:
 
 
 def allowed_by(state: ExpectedState, clauses: Sequence[str], spec: Spec, *,
-               flowing: bool = False) -> dict[str, list[str]]:
+               flowing: bool = False, unwritten: bool = False) -> dict[str, list[str]]:
     """For every non-exact location (``r1.x``, ``u0``, ``u0[3]``), the fired clauses whose
     outcomes allow it, by the model's outcome table: an undefined component by an outcome that
     undefines destinations, an undefined resource or word by one that undefines its resource
@@ -56,7 +58,11 @@ def allowed_by(state: ExpectedState, clauses: Sequence[str], spec: Spec, *,
     ``flowing``: a program's state, where a value one instruction left undefined or
     constrained may be moved anywhere by the next: any undefining outcome allows an undefined
     location, and any undefining or constraining one a constrained location (a few values
-    joined from several runs)."""
+    joined from several runs).
+
+    ``unwritten``: the program starts with undefined temps (a register the state does not give,
+    an x# element): where no clause allows an undefined location, the erratum that leaves them
+    undefined does."""
     undefined = ("undefined",)
     destination = _outcomes_where(spec, undefined, ("destination",))
     resource = _outcomes_where(spec, undefined, ("resource",))
@@ -69,7 +75,8 @@ def allowed_by(state: ExpectedState, clauses: Sequence[str], spec: Spec, *,
     outcomes = {cid: _clause_outcomes(spec, cid) for cid in clauses}
 
     def because(allowing: frozenset[str]) -> list[str]:
-        return [cid for cid in clauses if allowing.intersection(outcomes[cid])]
+        found = [cid for cid in clauses if allowing.intersection(outcomes[cid])]
+        return found or ([UNWRITTEN_TEMPS_ERRATUM] if unwritten else [])
 
     out: dict[str, list[str]] = {}
     for name, comps in state.registers.items():
@@ -108,7 +115,8 @@ def expect_json(execution: Execution, spec: Spec) -> dict[str, Any]:
     doc: dict[str, Any] = {"outcomes": list(execution.outcomes),
                            "state": expected_to_json(execution.state)}
     because = allowed_by(execution.state, execution.clauses, spec,
-                         flowing=len(execution.steps) > 1)
+                         flowing=len(execution.steps) > 1,
+                         unwritten=UNWRITTEN_TEMPS in execution.facts)
     if because:
         doc["allowed_by"] = because
     return doc
@@ -131,6 +139,7 @@ def derived_flags(case: Case, execution: Execution, broken: Sequence[str], spec:
     final = execution.state.invocation if execution.state is not None else None
     inactive = "invocation" in case.state or final != spec.model.invocation_states[0]
     flags.update(structure_flags(case, spec))
+    flags.update(execution.facts)
     if inactive:
         flags.add("inactive")
     elif memory_voiding(spec).intersection(execution.outcomes):

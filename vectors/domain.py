@@ -188,6 +188,15 @@ def stage_files(spec: Spec, op: OperandSpec, stage: str) -> tuple[str, ...]:
 
 
 
+def varied_files(spec: Spec) -> tuple[str, ...]:
+    """The register files an instruction's generated vectors move operands into and bind as
+    bystanders: every file but those that only stand for another (x#, cb#, the icb, the
+    compute ids: spec/model.yaml ``stands_for``). Whether they are taken where an r# is listed
+    is one rule of the model, not a fact of each instruction: the program-state families
+    (vectors/programs/program_state.yaml) test them in programs."""
+    return tuple(f.name for f in spec.model.register_files if not f.stands_for)
+
+
 def is_resource_file(spec: Spec, name: str) -> bool:
     return any(k.file == name for k in spec.model.resource_kinds)
 

@@ -234,6 +234,7 @@ def _program_unit(spec: Spec, unit: Unit, slot: int, folder: Path, seed: int) ->
     ``sm5.vectors.random_programs`` at level 2), streamed to a part file."""
     outcomes: Counter[str] = Counter()
     flags: set[str] = set()
+    rules: set[str] = set()
     count = 0
     fd, part = tempfile.mkstemp(dir=folder, prefix=f".{unit.instruction}.part0.")
     try:
@@ -244,6 +245,8 @@ def _program_unit(spec: Spec, unit: Unit, slot: int, folder: Path, seed: int) ->
             for vector in vectors:
                 outcomes.update(vector.expect.get("outcomes", ()))
                 flags.update(vector.flags)
+                if "rule" in vector.expect:  # a must-reject program: the rule it breaks
+                    rules.add(str(vector.expect["rule"]))
                 out.write(canonical(vector.to_json()) + "\n")
                 count += 1
                 if _COUNTERS is not None:
@@ -251,7 +254,7 @@ def _program_unit(spec: Spec, unit: Unit, slot: int, folder: Path, seed: int) ->
     except BaseException:
         Path(part).unlink(missing_ok=True)
         raise
-    return UnitResult(unit, part, count, dict(outcomes), frozenset(), frozenset(flags))
+    return UnitResult(unit, part, count, dict(outcomes), frozenset(rules), frozenset(flags))
 
 
 def _unit_job(spec_root: str, unit: Unit, slot: int, plan: Plan, seed: int, folder: str

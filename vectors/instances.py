@@ -159,7 +159,7 @@ class Case:
 def _declaration_spec(spec: Spec, *, register: str | None = None, number: str | None = None,
                       global_flag: str | None = None) -> str | None:
     for decl in spec.declarations.declarations.values():
-        if register is not None and decl.register == register and decl.declares is None:
+        if register is not None and register in decl.registers and decl.declares is None:
             return decl.name
         if number is not None and number in decl.numbers and decl.register is None:
             return decl.name

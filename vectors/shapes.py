@@ -200,8 +200,10 @@ def _with_bystanders(spec: Spec, shape: Shape) -> Shape:
     files = {f.name: f.stages for f in spec.model.register_files}
     broken = set(violations(spec, shape))
     seen: set[str] = set()
+    varied = domain.varied_files(spec)
     for resource_kind in spec.model.resource_kinds:
-        if resource_kind.file in seen or stage not in files[resource_kind.file]:
+        if resource_kind.file in seen or stage not in files[resource_kind.file] or \
+                resource_kind.file not in varied:
             continue
         seen.add(resource_kind.file)
         extra = _resource_slot(spec, shape.instruction, resource_kind.file, 0, resource_kind.kind)
@@ -325,7 +327,7 @@ def moves(spec: Spec, shape: Shape) -> Iterator[Move]:
     """Every shape one attribute away from ``shape``, in a fixed order: per operand its register
     file, its resource declaration and its components, then the instruction's own attributes."""
     ins = spec.instruction(shape.instruction)
-    kept = tuple(f.name for f in spec.model.register_files)
+    kept = domain.varied_files(spec)
     for i, (op, slot) in enumerate(zip(ins.operands, shape.slots, strict=True)):
         for file in kept:
             if file != slot.file:
@@ -408,7 +410,10 @@ def _instruction_moves(spec: Spec, ins: InstructionSpec, shape: Shape) -> Iterat
 def _declaration_moves(spec: Spec, shape: Shape) -> Iterator[Move]:
     """Moves of the program's declarations: extra or duplicate resources, none, dcl_temps."""
     used = {s.register for s in shape.slots}
+    varied = domain.varied_files(spec)
     for resource_kind in spec.model.resource_kinds:
+        if resource_kind.file not in varied:
+            continue
         for n in (0, 1):
             extra = _resource_slot(spec, shape.instruction, resource_kind.file, n,
                                    resource_kind.kind)

@@ -3,8 +3,9 @@
 A vector becomes one *record*: the DXBC of its cs_5_0 harness (the program ``sm5 dxbc``
 exports) and the views to create (the UAVs ``u#`` and the SRV buffers ``t#`` the vector binds,
 and the state buffer), each as a window inside a larger buffer whose other words are canaries,
-exactly as a D3D view with FirstElement/NumElements is a window of its resource. The runner
-creates the buffers and views, dispatches one thread group, reads every buffer back and prints
+exactly as a D3D view with FirstElement/NumElements is a window of its resource, and the
+constant buffers ``cb#`` it binds, each a whole buffer of its own. The runner creates the
+buffers and views, dispatches one thread group, reads every UAV and SRV buffer back and prints
 one JSON line. Little-endian u32 integers throughout::
 
     stream  b"SM5D3D11" version(=3) record...
@@ -13,9 +14,18 @@ one JSON line. Little-endian u32 integers throughout::
             word_count words...
 
 ``file``: 0 an unordered access view (``u#``, bound with CSSetUnorderedAccessViews), 1 a shader
-resource view (``t#``, bound with CSSetShaderResources). ``kind``: 0 a NULL view (a view without
-words: every access is out of bounds), 1 raw, 2 structured, 3 typed (``format`` a DXGI_FORMAT
-number). ``has_counter`` 1 marks a structured UAV whose view has a hidden counter (created with
+resource view (``t#``, bound with CSSetShaderResources), 2 a constant buffer (``cb#``, bound with
+CSSetConstantBuffers; ``slot`` below 14, D3D11_COMMONSHADER_CONSTANT_BUFFER_API_SLOT_COUNT).
+``kind``: 0 a NULL view (a view without words: every access is out of bounds; for a ``cb#``,
+no buffer in its slot), 1 raw, 2 structured, 3 typed (``format`` a DXGI_FORMAT number), 4
+constant, the kind of every ``cb#`` with words and of nothing else. A constant buffer has no view
+and no canaries: ``words`` are its contents, 4 per 16-byte element (at most 4,096 elements,
+D3D11_REQ_CONSTANT_BUFFER_ELEMENT_COUNT), ``num_elements`` counts those elements, and the other
+fields are 0. The runner creates it with D3D11_BIND_CONSTANT_BUFFER, its ByteWidth the words'
+bytes rounded up to a multiple of 16 (the rest 0s), binds it whole (an element past its end reads
+0 in all four components, FS 7.5), and never reads it back: a reply's ``views`` and
+``counters`` hold one entry per record view that is not a constant buffer, in record order.
+``has_counter`` 1 marks a structured UAV whose view has a hidden counter (created with
 D3D11_BUFFER_UAV_FLAG_COUNTER); ``counter`` is then its initial count (CSSetUnorderedAccessViews'
 ``pUAVInitialCounts``), and the reply's ``counters`` holds its final count (read with
 CopyStructureCount); both are 0 otherwise. ``digest`` is the sha256 of the record's program and
@@ -37,7 +47,7 @@ import json
 import math
 import struct
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sm5.conformance.guards import GUARD_KEY, request_state
@@ -51,7 +61,8 @@ from sm5.oracle.dxbc.harness import (
     decode_state,
 )
 from sm5.oracle.errors import NotExpressible, Sm5Error
-from sm5.oracle.machine.state import state_to_json
+from sm5.oracle.machine.program import register_file
+from sm5.oracle.machine.state import CONSTANT_FILE, CONSTANT_KIND, state_to_json
 from sm5.vectors.format import Vector
 
 STREAM_MAGIC = b"SM5D3D11"
@@ -66,9 +77,18 @@ RUNNER_ID = "sm5-d3d11-runner 3"
 GUARD_WORDS = 16
 CANARY_BASE = 0xC0DE0000
 WORD_BYTES = 4
-KIND_CODES: Mapping[str, int] = {"null": 0, "raw": 1, "structured": 2, "typed": 3}
+KIND_CODES: Mapping[str, int] = {"null": 0, "raw": 1, "structured": 2, "typed": 3,
+                                 CONSTANT_KIND: 4}
 #: Register file codes of a view: which binding call and which view type the runner uses.
-FILE_CODES: Mapping[str, int] = {"u": 0, "t": 1}
+FILE_CODES: Mapping[str, int] = {"u": 0, "t": 1, CONSTANT_FILE: 2}
+#: Constant buffer slots of the D3D11 API (D3D11_COMMONSHADER_CONSTANT_BUFFER_API_SLOT_COUNT:
+#: cb0..cb13; the shader model's 15th, cb14, has no API slot).
+CONSTANT_BUFFER_SLOTS = 14
+#: The most 16-byte elements a D3D11 constant buffer holds
+#: (D3D11_REQ_CONSTANT_BUFFER_ELEMENT_COUNT).
+CONSTANT_BUFFER_ELEMENTS = 4096
+#: The words of one constant buffer element.
+CONSTANT_ELEMENT_WORDS = 4
 #: DXGI_FORMAT numbers of the typed UAV formats a vector may name.
 DXGI_FORMATS: Mapping[str, int] = {"R32_FLOAT": 41, "R32_UINT": 42, "R32_SINT": 43}
 _SHOWN_CANARIES = 4
@@ -85,7 +105,8 @@ class StreamError(Sm5Error):
 @dataclass(frozen=True)
 class View:
     """One view (a UAV or an SRV buffer) as the runner creates it: ``words`` is the whole
-    buffer, canaries included."""
+    buffer, canaries included. A constant buffer (kind ``constant``) is a buffer without a view
+    or canaries: ``words`` are its contents, and the runner never reads it back."""
 
     register: str
     slot: int
@@ -99,8 +120,13 @@ class View:
     guard: tuple[int, int] = (0, 0)  # the request's guard words just before and after it
     counter: int | None = None  # the hidden counter's initial count, for a view with one
 
+    @property
+    def read_back(self) -> bool:
+        """Does the reply hold this view's words (every view but a constant buffer)?"""
+        return register_file(self.register) != CONSTANT_FILE
+
     def encode(self) -> bytes:
-        head = struct.pack("<10I", FILE_CODES[self.register[:1]], self.slot,
+        head = struct.pack("<10I", FILE_CODES[register_file(self.register)], self.slot,
                            KIND_CODES[self.kind], self.dxgi_format, self.stride,
                            self.first_element, self.num_elements,
                            int(self.counter is not None), self.counter or 0, len(self.words))
@@ -145,7 +171,9 @@ def _view(register: str, kind: str, fmt: str, stride: int, count: int,
     right before and after the window, so the buffer holds the allocation the request
     describes. A view without words is a NULL view, unless it has a hidden counter (a NULL
     view has none): it is then a view of no elements inside a buffer of canaries."""
-    slot = int(register[1:])
+    if register_file(register) == CONSTANT_FILE:
+        return _constant_view(register, kind, data)
+    slot = int(register[len(register_file(register)):])
     if counter is not None and (register[:1] != "u" or kind != "structured"):
         raise NotExpressible(f"{register}: only a structured UAV has a hidden counter in D3D11 "
                              f"(D3D11_BUFFER_UAV_FLAG_COUNTER), not a {kind} one")
@@ -176,6 +204,26 @@ def _view(register: str, kind: str, fmt: str, stride: int, count: int,
     return View(register, slot, kind, dxgi, stride if kind == "structured" else 0,
                 pad // element, elements if data else 0, words, (pad, pad + len(data)),
                 (len(before), len(after)), counter)
+
+
+def _constant_view(register: str, kind: str, data: Sequence[int]) -> View:
+    """A constant buffer: its words as they are, bound whole at its slot (no window, no
+    canaries: CSSetConstantBuffers binds a whole buffer, and reading past its end gives 0)."""
+    slot = int(register[len(CONSTANT_FILE):])
+    if kind != CONSTANT_KIND:
+        raise NotExpressible(f"{register} is a {kind} view: a cb# is a constant buffer")
+    if slot >= CONSTANT_BUFFER_SLOTS:
+        raise NotExpressible(f"{register}: the D3D11 API binds constant buffers cb0.."
+                             f"cb{CONSTANT_BUFFER_SLOTS - 1} only "
+                             "(D3D11_COMMONSHADER_CONSTANT_BUFFER_API_SLOT_COUNT)")
+    elements = -(-len(data) // CONSTANT_ELEMENT_WORDS)
+    if elements > CONSTANT_BUFFER_ELEMENTS:
+        raise NotExpressible(f"{register}: {elements} elements; a D3D11 constant buffer holds "
+                             f"at most {CONSTANT_BUFFER_ELEMENTS} "
+                             "(D3D11_REQ_CONSTANT_BUFFER_ELEMENT_COUNT)")
+    if not data:
+        return View(register, slot, "null", 0, 0, 0, 0, (), (0, 0))
+    return View(register, slot, CONSTANT_KIND, 0, 0, 0, elements, tuple(data), (0, len(data)))
 
 
 def _binding_view(b: ViewBinding, guard: Mapping[str, Sequence[int]] | None) -> View:
@@ -311,16 +359,18 @@ def result_of(record: Record, reply: Reply) -> Result:
         return Result.crash(reply.reason)
     if reply.status == "error":
         return Result.error(reply.reason)
-    if len(reply.views) != len(record.views):
+    # The reply holds the views read back: every one but the constant buffers.
+    views = [v for v in record.views if v.read_back]
+    if len(reply.views) != len(views):
         return Result.error(f"the reply holds {len(reply.views)} views, the record "
-                            f"{len(record.views)}")
-    with_counter = [v.register for v in record.views if v.counter is not None]
-    if with_counter and len(reply.counters) != len(record.views):
+                            f"{len(views)} to read back")
+    with_counter = [v.register for v in views if v.counter is not None]
+    if with_counter and len(reply.counters) != len(views):
         return Result.error(f"the reply holds {len(reply.counters)} counters for "
-                            f"{len(record.views)} views; {with_counter[0]} has a hidden counter "
+                            f"{len(views)} views; {with_counter[0]} has a hidden counter "
                             "whose final count is needed")
     counters: dict[str, int] = {}
-    for view, count in zip(record.views, reply.counters, strict=False):
+    for view, count in zip(views, reply.counters, strict=False):
         if view.counter is None:
             continue
         if count is None:
@@ -329,7 +379,7 @@ def result_of(record: Record, reply: Reply) -> Result:
         counters[view.register] = count
     contents: dict[str, tuple[int, ...]] = {}
     returned: dict[str, dict[str, list[int]]] = {}
-    for view, found in zip(record.views, reply.views, strict=True):
+    for view, found in zip(views, reply.views, strict=True):
         if len(found) != len(view.words):
             return Result.error(f"{view.register}: {len(found)} words read back, "
                                 f"{len(view.words)} created")
@@ -342,6 +392,9 @@ def result_of(record: Record, reply: Reply) -> Result:
             returned[view.register] = {"before": list(found[start - view.guard[0]:start]),
                                        "after": list(found[end:end + view.guard[1]])}
     harness = record.harness
+    if len(views) != len(record.views):  # the final state holds no constant buffer
+        harness = replace(harness, bindings=tuple(b for b in harness.bindings
+                                                  if register_file(b.register) != CONSTANT_FILE))
     state_words = contents.pop(harness.state_register, ())
     if state_words[harness.layout.words:] != (MARKER,):
         counted = "" if reply.invocations is None else \

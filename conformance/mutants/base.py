@@ -11,8 +11,9 @@ bug a real implementation has or had, so a mutant that survives points at a gap 
 from __future__ import annotations
 
 import math
+import re
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sm5.conformance.guards import request_state
@@ -21,8 +22,16 @@ from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.execution.semantics import run_instruction
 from sm5.oracle.legality import violations
-from sm5.oracle.machine.program import COMPONENTS, Instruction, Operand, Program, register_file
-from sm5.oracle.machine.state import MachineState
+from sm5.oracle.machine.program import (
+    COMPONENTS,
+    Instruction,
+    Operand,
+    Program,
+    element_name,
+    register_file,
+    storage_name,
+)
+from sm5.oracle.machine.state import CONSTANT_KIND, MachineState, Resource
 from sm5.oracle.model.control import (
     BRANCH,
     BRANCH_END,
@@ -45,6 +54,11 @@ from sm5.vectors.format import Vector
 
 U32 = 0xFFFFFFFF
 SIGN64 = 1 << 63
+#: A temp register of the reply (``r3``); an x# element lives as ``x0[2]``.
+REGISTER = re.compile(r"r[0-9]+")
+#: What a temp holds before its first write here: the fill pattern of a debug heap (any value
+#: conforms: D3D leaves it undefined).
+UNWRITTEN = 0xCDCDCDCD
 
 
 @dataclass
@@ -57,7 +71,7 @@ class Machine:
 
     @classmethod
     def of(cls, doc: dict[str, Any]) -> Machine:
-        registers = {k: list(v) for k, v in doc.items() if k.startswith("r")}
+        registers = {k: list(v) for k, v in doc.items() if REGISTER.fullmatch(k)}
         resources = {k: {**v, "data": list(v["data"])} for k, v in doc.items()
                      if register_file(k) in load_default().model.resource_files
                      and isinstance(v, dict)}
@@ -67,7 +81,12 @@ class Machine:
         return cls(registers, resources, str(doc.get("invocation", "active")))
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {**self.registers, **self.resources}
+        """The reply: the r# registers and the views (not the temps' elements, the icb or the
+        constant buffers: the program's own state)."""
+        out: dict[str, Any] = {**{k: v for k, v in self.registers.items()
+                                  if REGISTER.fullmatch(k)},
+                               **{k: v for k, v in self.resources.items()
+                                  if v.get("kind") != CONSTANT_KIND}}
         if self.invocation != "active":
             out["invocation"] = self.invocation
         return out
@@ -127,6 +146,7 @@ class NaiveTranslator:
             machine = Machine.of(dict(vector.state))
             spec = load_default()
             known = spec.instructions
+            own_state = self.program_state(program, machine)
             if any(i.name in spec.control.instructions for i in program.instructions):
                 unsupported = self.run_flow(program, machine)
                 if unsupported is not None:
@@ -137,7 +157,8 @@ class NaiveTranslator:
                     return Result.unsupported(f"the naive translator does not implement "
                                               f"{instruction.name}")
                 unsupported = self.step(known[instruction.name], instruction, machine)
-                if unsupported is not None:
+                if unsupported is not None and not (own_state and self.register_step(
+                        program, instruction, machine)):
                     return unsupported
         except Sm5Error as exc:
             return Result.error(str(exc))
@@ -226,9 +247,14 @@ class NaiveTranslator:
         ins = spec.instructions[instruction.name]
         if ins.semantics.memory is not None or ins.semantics.counter is not None:
             return False
+        resolved = self.resolve_elements(program, instruction, machine)
+        if resolved is None:
+            return True  # an x# element past the end: undefined, the access is dropped
         registers = {k: (v[0], v[1], v[2], v[3]) for k, v in machine.registers.items()}
-        execution = run_instruction(instruction, program,
-                                    MachineState(registers, {}, machine.invocation), ins,
+        constants = {k: Resource(CONSTANT_KIND, tuple(v["data"]))
+                     for k, v in machine.resources.items() if v.get("kind") == CONSTANT_KIND}
+        execution = run_instruction(resolved, program,
+                                    MachineState(registers, constants, machine.invocation), ins,
                                     spec.model)
         if execution.state is None:
             return False
@@ -237,6 +263,71 @@ class NaiveTranslator:
                                        for w, old in zip(words, machine.registers[name],
                                                          strict=True)]
         return True
+
+    # -- program state: indexable temps, constants, inputs --------------------------------------
+
+    def program_state(self, program: Program, machine: Machine) -> bool:
+        """Give the machine the program's own state: every x# element and every temp the state
+        does not give (:meth:`unwritten`), the icb as a constant. True where the program has
+        any (its ALU instructions then run through :meth:`register_step`)."""
+        spec = load_default()
+        found = False
+        for decl in program.declarations:
+            dspec = spec.declarations.declarations.get(decl.name)
+            if dspec is None or decl.register is None or decl.register.file == "r":
+                continue
+            if dspec.listed:
+                machine.resources[decl.register.register] = {"kind": CONSTANT_KIND,
+                                                             "data": list(decl.numbers)}
+                found = True
+            elif dspec.sized and decl.register.file not in spec.model.resource_files:
+                for k in range(decl.numbers[0]):
+                    machine.registers[element_name(decl.register.register, k)] = \
+                        [self.unwritten()] * 4
+                found = True
+        state_files = {f.name for f in spec.model.register_files if f.stands_for}
+        for ins in program.instructions:
+            for op in ins.operands:
+                current: Operand | None = op
+                while current is not None:
+                    found = found or current.file in state_files
+                    if current.file == "r" and current.register not in machine.registers:
+                        machine.registers[current.register] = [self.unwritten()] * 4
+                        found = True
+                    current = current.relative
+        return found
+
+    def unwritten(self) -> int:
+        """The value of a temp before its first write."""
+        return UNWRITTEN
+
+    def resolve_elements(self, program: Program, instruction: Instruction, machine: Machine
+                         ) -> Instruction | None:
+        """The instruction with every element index replaced by the element it reads, the
+        index register read as 32 bits plus the number, wrapping; None where an x# index is
+        past the end (undefined: the translator drops the instruction)."""
+        operands = []
+        for op in instruction.operands:
+            if op.element is None:
+                operands.append(op)
+                continue
+            element = op.element
+            if op.relative is not None:
+                element = (self.selected(op.relative, machine) + element) & U32
+            constant = machine.resources.get(op.register)
+            if constant is not None:
+                element = self.constant_element(op.register, element, len(constant["data"]) // 4)
+            else:
+                decl = program.declaration_of(op.register)
+                if decl is None or element >= decl.numbers[0]:
+                    return None
+            operands.append(replace(op, element=element, relative=None))
+        return replace(instruction, operands=tuple(operands))
+
+    def constant_element(self, register: str, element: int, count: int) -> int:
+        """The element a read of a constant buffer or the icb fetches (past the end: read as
+        0 by the semantics)."""
+        return element
 
     def scan(self, code: tuple[Instruction, ...], pc: int, *, forward: bool,
              stop: tuple[str, ...]) -> int:
@@ -346,11 +437,29 @@ class NaiveTranslator:
             return [w for v in pair for w in (v & U32, v >> 32)]
         if op.is_immediate:
             return list(op.values) if len(op.values) == 4 else [op.values[0]] * 4
-        if op.index is None:
-            return [0, 0, 0, 0]  # vThreadIDInGroupFlattened: thread 0
-        reg = m.registers[op.register]
+        if op.element is not None:
+            reg = self.element_words(op, m)
+        elif op.index is None:
+            return [0, 0, 0, 0]  # the compute inputs: thread 0 of group 0
+        else:
+            reg = m.registers[op.register]
         letters = (op.components or "xyzw").ljust(4, (op.components or "w")[-1])
         return [reg[COMPONENTS.index(c)] for c in letters[:4]]
+
+    def element_words(self, op: Operand, m: Machine) -> list[int]:
+        """The four words of the element an operand names (its index resolved here)."""
+        assert op.element is not None
+        element = op.element
+        if op.relative is not None:
+            element = (self.selected(op.relative, m) + element) & U32
+        constant = m.resources.get(op.register)
+        if constant is None:
+            return m.registers.get(storage_name(replace(op, element=element, relative=None)),
+                                   [0, 0, 0, 0])
+        words = constant["data"]
+        element = self.constant_element(op.register, element, len(words) // 4)
+        first = 4 * element
+        return list(words[first:first + 4]) if first + 4 <= len(words) else [0, 0, 0, 0]
 
     def selected(self, op: Operand, m: Machine) -> int:
         return self.swizzled(op, m)[0]

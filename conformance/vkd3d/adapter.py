@@ -12,6 +12,13 @@ vkd3d-shader, dispatch one thread group on lavapipe, decode the final state.
   canary is an ``error`` result naming the words, whatever the vector expects of the UAV itself.
   A zero-sized UAV is a null descriptor (VK_EXT_robustness2), where every access is out of
   bounds.
+* **Constant buffers.** vkd3d makes each ``cb#`` a uniform buffer (an array of 16-byte
+  elements): the runner binds one holding the state's words (whole elements, at least one), with
+  canaries around it like every window. It is read-only: the adapter checks that its words and
+  canaries are unchanged after the dispatch, and the reply, like the spec's final state, holds no
+  ``cb#``. D3D reads 0 past the end of the bound buffer (FS 7.5); vkd3d indexes the array
+  unchecked and leaves that to robustBufferAccess, which on lavapipe bounds-checks the byte
+  offset ``16 * index`` in 32 bits: an index from 2^28 up can wrap back into the buffer.
 * **Isolation.** lavapipe does not bounds-check groupshared memory; an out-of-bounds ``g#``
   access can crash the process. The adapter asks the oracle which clauses an instance fires
   (only to choose where to run it) and runs instances that leave shared memory undefined in a
@@ -84,7 +91,7 @@ from sm5.oracle.dxbc.harness import Harness, build_harness, decode_state
 from sm5.oracle.errors import NotExpressible, Sm5Error
 from sm5.oracle.execution.executor import execute
 from sm5.oracle.machine.program import Program
-from sm5.oracle.machine.state import MachineState, state_to_json
+from sm5.oracle.machine.state import CONSTANT_KIND, MachineState, state_to_json
 from sm5.oracle.model.spec import load_default
 from sm5.vectors.format import Vector
 
@@ -97,6 +104,10 @@ CAPABILITIES: frozenset[str] = frozenset({"executes"})
 UNKNOWN_OPCODE = "Unrecognized opcode"
 #: vkd3d's message for an opcode its reader knows and its SPIR-V back end does not translate.
 UNHANDLED_INSTRUCTION = "Unhandled instruction"
+#: vkd3d's descriptor of a ``cb#``: a uniform buffer (an array of 16-byte elements).
+CONSTANT_DESCRIPTOR: BindingKind = "uniform"
+#: A constant buffer's element: 4 words, 16 bytes (a uniform buffer is sized in whole elements).
+CONSTANT_ELEMENT_WORDS = 4
 #: Raw and structured UAVs are R32_UINT buffer views in vkd3d's translation.
 UNTYPED_VIEW_FORMAT: TexelFormat = "r32_uint"
 _SHOWN_CANARIES = 4
@@ -131,7 +142,8 @@ MAX_REMEMBERED_DEATHS = 4096
 
 @dataclass(frozen=True)
 class Compiled:
-    """A harness program translated by vkd3d: SPIR-V and the descriptor of each UAV register."""
+    """A harness program translated by vkd3d: SPIR-V and the descriptor of each view register
+    (``u#``, ``t#``; a ``cb#``'s is a uniform buffer)."""
 
     spirv: bytes
     descriptors: Mapping[str, tuple[int, BindingKind]]
@@ -149,6 +161,8 @@ class Prepared:
     isolated: bool
     guards: Mapping[str, Mapping[str, Sequence[int]]]
     counters: tuple[str, ...] = ()
+    #: The cb# bound as uniform buffers, after the counters (read-only: checked, not decoded).
+    constants: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -178,6 +192,16 @@ def texel_format(kind: str, fmt: str) -> TexelFormat:
         if known == name:
             return known  # type: ignore[no-any-return]
     raise _Skip(Result.unsupported(f"typed UAV format {fmt} has no Vulkan texel view here"))
+
+
+def constant_words(data: Sequence[int]) -> tuple[int, ...]:
+    """A constant buffer's words as its uniform buffer holds them: padded with zeros to whole
+    16-byte elements, at least one (a uniform buffer range of 0 bytes is invalid in Vulkan). An
+    element past the data reads 0 in D3D whether or not a padded one holds it (FS 7.5)."""
+    words = tuple(data)
+    size = max(CONSTANT_ELEMENT_WORDS, -(-len(words) // CONSTANT_ELEMENT_WORDS)
+               * CONSTANT_ELEMENT_WORDS)
+    return words + (0,) * (size - len(words))
 
 
 def needs_isolation(program: Program, state: MachineState, target: str, runtime: str) -> bool:
@@ -393,7 +417,8 @@ class Vkd3dLavapipe:
                   if isinstance(value, Mapping) and GUARD_KEY in value}
         bindings: list[BufferBinding] = []
         registers: list[str] = []
-        uavs = [(b.register, b.data, texel_format(b.kind, b.format)) for b in harness.bindings]
+        uavs = [(b.register, b.data, texel_format(b.kind, b.format)) for b in harness.bindings
+                if b.kind != CONSTANT_KIND]
         # The state buffer needs one word even when the layout is empty (a view is never empty).
         state_words = harness.state_words or (0,)
         uavs.append((harness.state_register, state_words, UNTYPED_VIEW_FORMAT))
@@ -418,9 +443,20 @@ class Vkd3dLavapipe:
             bindings.append(BufferBinding(number, (b.counter,), kind,
                                           texel_format=UNTYPED_VIEW_FORMAT))
             counters.append(b.register)
+        # Constant buffers come last: uniform buffers vkd3d only reads (never read back).
+        constants: list[str] = []
+        for b in harness.bindings:
+            if b.kind != CONSTANT_KIND or b.register not in compiled.descriptors:
+                continue  # not a cb#, or a declaration vkd3d dropped: nothing reads it
+            number, kind = compiled.descriptors[b.register]
+            if kind != CONSTANT_DESCRIPTOR:
+                raise _Skip(Result.error(f"{b.register} became a {kind} descriptor; expected a "
+                                         f"{CONSTANT_DESCRIPTOR} buffer"))
+            bindings.append(BufferBinding(number, constant_words(b.data), kind))
+            constants.append(b.register)
         isolated = needs_isolation(program, state, vector.target, vector.runtime)
         return Prepared(harness, compiled, tuple(bindings), tuple(registers), isolated, guards,
-                        tuple(counters))
+                        tuple(counters), tuple(constants))
 
     def _compile(self, program: Program) -> Compiled:
         cached = self._compiled.get(program)
@@ -515,8 +551,11 @@ class Vkd3dLavapipe:
         contents: dict[str, tuple[int, ...]] = {}
         returned_guards: dict[str, dict[str, list[int]]] = {}
         counters: dict[str, int] = {}
-        views, counter_outputs = outputs[:len(prepared.registers)], \
-            outputs[len(prepared.registers):]
+        first_counter = len(prepared.registers)
+        first_constant = first_counter + len(prepared.counters)
+        views = outputs[:first_counter]
+        counter_outputs = outputs[first_counter:first_constant]
+        constant_outputs = outputs[first_constant:]
         for register, out in zip(prepared.registers, views, strict=True):
             sent = prepared.guards.get(register)
             beyond = [d for d in out.guard_diff if sent is None or not _in_guard(sent, d[0],
@@ -531,6 +570,12 @@ class Vkd3dLavapipe:
             if not out.guard_intact or len(out.words) != 1:
                 return Result.error(f"{register}'s counter buffer was written outside its word")
             counters[register] = out.words[0]
+        for register, out, sent_words in zip(prepared.constants, constant_outputs,
+                                             (b.words for b in prepared.bindings[first_constant:]),
+                                             strict=True):
+            if not out.guard_intact or out.words != sent_words:
+                return Result.error(f"{register} is a constant buffer (read-only), yet its "
+                                    "uniform buffer or the canaries around it changed")
         state_words = contents.pop(harness.state_register, ())[: harness.layout.words]
         for b in harness.bindings:
             contents.setdefault(b.register, b.data)
@@ -539,6 +584,9 @@ class Vkd3dLavapipe:
         except Sm5Error as exc:
             return Result.error(f"cannot decode the final state: {exc}")
         reply = state_to_json(final)
+        for b in harness.bindings:
+            if b.kind == CONSTANT_KIND:  # read-only: no part of the final state (nor the spec's)
+                reply.pop(b.register, None)
         for register, guard in returned_guards.items():
             reply[register] = {**reply[register], GUARD_KEY: guard}
         return Result.of_state(reply)

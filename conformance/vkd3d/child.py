@@ -17,6 +17,7 @@ The zygote speaks JSON Lines on stdin/stdout::
     request  {"spirv": base64, "groups": [x, y, z], "robust_buffer_access": bool,
               "timeout": seconds,
               "bindings": [{"binding", "words", "kind", "guard_words", "texel_format", "null"}]}
+             (``kind``: one of vulkan_runner.BindingKind, "uniform" for a constant buffer)
     reply    {"outputs": [{"binding", "words", "guard_diff": [[offset, expected, found], ...]}]}
              | {"error": "message"} | {"crashed": signal number} | {"timeout": seconds}
 

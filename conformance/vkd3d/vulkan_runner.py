@@ -78,7 +78,8 @@ class BufferBinding:
     """One descriptor of set 0 and the initial contents of the window it exposes.
 
     ``words`` are raw u32 values (floats as their bit patterns). Texel kinds
-    view the window with ``texel_format``; other kinds ignore it.
+    view the window with ``texel_format``; other kinds ignore it. A ``uniform``
+    window (a D3D constant buffer) holds whole 16-byte elements: 4 words each.
 
     ``null=True`` (with no words) binds a null descriptor instead, the Vulkan form
     of a zero-sized view (VK_EXT_robustness2 ``nullDescriptor``: loads give 0,
@@ -312,6 +313,8 @@ _LayoutKey = tuple[tuple[int, str], ...]
 #: Dispatches `run_batch` records in one command buffer and submits at once.
 MAX_BATCH_DISPATCHES = 32
 _MAX_VIEWS_PER_BUFFER = 8
+#: A uniform buffer window holds whole 16-byte elements (a D3D constant buffer's, vkd3d's vec4s).
+UNIFORM_ELEMENT_WORDS = 4
 _MIN_BUFFER_BYTES = 4096
 
 
@@ -819,6 +822,9 @@ class VulkanRunner:
         }[binding.kind]
         if count * 4 > max_bytes:
             raise ValueError(f"binding {binding.binding}: {count} words exceed {max_bytes} bytes")
+        if binding.kind == "uniform" and count % UNIFORM_ELEMENT_WORDS:
+            raise ValueError(f"binding {binding.binding}: a uniform buffer holds whole 16-byte "
+                             f"elements (vkd3d reads a cb# as vec4s), not {count} words")
         pre_bytes = _align_up(binding.guard_words * 4, max(4, align))
         return _Placement(pre=pre_bytes // 4, count=count, post=binding.guard_words)
 

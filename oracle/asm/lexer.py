@@ -23,7 +23,7 @@ _TOKEN = re.compile(
     r"(?P<comment>//.*)"
     r"|(?P<number>[-+]?[0-9](?:[0-9A-Za-z_.]|(?<=[eE])[-+])*)"
     r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
-    r"|(?P<punct>[,()|.\-])"
+    r"|(?P<punct>[,()|.\-\[\]+{}])"
     r"|(?P<bad>.)"
     r"|$)",
     re.ASCII | re.DOTALL)

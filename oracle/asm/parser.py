@@ -97,6 +97,12 @@ class Grammar:
     return_types: tuple[str, ...]
     indexed_files: tuple[str, ...]
     named_files: tuple[str, ...]
+    #: Files whose operands name an element in brackets (``x0[2]``, ``icb[r0.x + 1]``).
+    element_files: frozenset[str]
+    #: Other spellings of register files (``vGroupID``), from the declarations' aliases.
+    file_aliases: Mapping[str, str]
+    #: The mask a declared input of several components is written with (``vThreadID.xyz``).
+    input_masks: Mapping[str, str]
     register: re.Pattern[str]
     target: re.Pattern[str]
     # Parsed lines by (text, line number): vector programs repeat the same few lines hundreds of
@@ -105,8 +111,13 @@ class Grammar:
 
     @property
     def operand_forms(self) -> str:
-        forms = [f"{f}#" for f in self.indexed_files] + [f"{f}(...)" for f in IMMEDIATE_BITS]
-        return ", ".join(forms + list(self.named_files))
+        def form(name: str, numbered: bool) -> str:
+            written = f"{name}#" if numbered else name
+            return f"{written}[...]" if name in self.element_files else written
+
+        forms = [form(f, True) for f in self.indexed_files] + [f"{f}(...)" for f in IMMEDIATE_BITS]
+        named = [form(f, False) for f in self.named_files if f not in self.file_aliases]
+        return ", ".join(forms + named)
 
 
 _GRAMMARS: dict[int, tuple[Spec, Grammar]] = {}
@@ -158,11 +169,13 @@ def _build_grammar(spec: Spec) -> Grammar:
         instructions[control.name] = tuple(
             OperandSlot(o.name, _CONTROL_ROLES[o.role], "none" if o.role == "label" else "select")
             for o in control.operands)
-    files = [f for f in spec.model.file_names if f not in IMMEDIATE_BITS]
-    indexed = tuple(f for f in files if len(f) == 1)
-    named = tuple(f for f in files if len(f) > 1)
+    files = [f for f in spec.model.register_files if f.name not in IMMEDIATE_BITS]
+    aliases = {alias: meant for d in spec.declarations.declarations.values()
+               for alias, meant in d.aliases.items() if meant in spec.model.file_names}
+    indexed = tuple(f.name for f in files if f.numbered)
+    named = tuple(f.name for f in files if not f.numbered) + tuple(aliases)
     # Both groups always exist (an empty alternation never matches) so lookups need no guard.
-    indexed_pattern = "|".join(map(re.escape, indexed)) or "(?!)"
+    indexed_pattern = "|".join(map(re.escape, sorted(indexed, key=len, reverse=True))) or "(?!)"
     named_pattern = "|".join(map(re.escape, sorted(named, key=len, reverse=True))) or "(?!)"
     register = re.compile(
         f"(?:(?P<file>{indexed_pattern})(?P<index>[0-9]+)|(?P<named>{named_pattern}))"
@@ -181,6 +194,10 @@ def _build_grammar(spec: Spec) -> Grammar:
         return_types=spec.declarations.return_types,
         indexed_files=indexed,
         named_files=named,
+        element_files=spec.model.element_files,
+        file_aliases=aliases,
+        input_masks={f.name: COMPONENTS[:f.components] for f in files
+                     if not f.numbered and f.components > 1},
         register=register,
         target=re.compile(f"(?:{prefixes})_[0-9]_[0-9]", re.ASCII),
     )
@@ -423,10 +440,25 @@ def _raw_operand(cur: _Cursor) -> _RawOperand:
                         f"{shown(token.text)}", token.column)
     named = match.group("named")
     if named is not None:
-        file, index = named, None
+        file, index = cur.grammar.file_aliases.get(named, named), None
     else:
         file = match.group("file")
         index = _register_index(cur, token, match.group("index"), file)
+    element: int | None = None
+    relative: Operand | None = None
+    register_end = token.end
+    if cur.at_punct("["):
+        if file not in cur.grammar.element_files or match.group("abs") is not None:
+            bracket = cur.peek()
+            assert bracket is not None
+            raise cur.error(f"{shown(token.text)} takes no element index (the files with "
+                            f"elements: {', '.join(sorted(cur.grammar.element_files))})",
+                            bracket.column)
+        element, relative = _element(cur, token.text)
+        register_end = cur.tokens[cur.pos - 1].end
+    elif file in cur.grammar.element_files:
+        raise cur.error(f"expected '[' and an element index after {shown(token.text)}",
+                        token.end)
     abs_suffix = match.group("abs") is not None
     if abs_suffix:
         if bar:
@@ -438,7 +470,7 @@ def _raw_operand(cur: _Cursor) -> _RawOperand:
     dot = cur.peek()
     if cur.at_punct("."):
         assert dot is not None
-        if dot.column != token.end:
+        if dot.column != register_end:
             raise cur.error("no space allowed before '.'", dot.column)
         cur.next()
         word = cur.next()
@@ -457,8 +489,51 @@ def _raw_operand(cur: _Cursor) -> _RawOperand:
                             f"{bar_token.column if bar_token else column}, got "
                             f"{cur.got(closing)}", cur.where(closing))
         cur.next()
-    operand = Operand(file, index, neg=neg, abs=bar or abs_suffix)
+    operand = Operand(file, index, neg=neg, abs=bar or abs_suffix, element=element,
+                      relative=relative)
     return _RawOperand(column, operand, modifier_column, letters, letters_column, token.column)
+
+
+def _element(cur: _Cursor, register: str) -> tuple[int, Operand | None]:
+    """``[n]``, ``[reg.c]`` or ``[reg.c + n]`` after ``register``: the number (0 when none is
+    written) and the register component added to it. The register is any operand with one
+    component selected; which files may index is legality's (``program.relative_index``)."""
+    cur.expect_punct("[", "'['")
+    relative: Operand | None = None
+    token = cur.peek()
+    if token is not None and token.kind == WORD:
+        raw = _raw_operand(cur)
+        if raw.modifier_column:
+            raise cur.error("an element index takes no modifiers", raw.modifier_column)
+        if raw.operand.is_immediate or raw.letters is None or len(raw.letters) != 1:
+            raise cur.error(f"an element index of {shown(register)} is a number or one "
+                            f"component of a register (r1.x), optionally plus a number",
+                            raw.column)
+        op = raw.operand
+        relative = Operand(op.file, op.index, (), "select", raw.letters, element=op.element,
+                           relative=op.relative)
+        token = cur.peek()
+        if token is not None and token.kind == PUNCT and token.text == "]":
+            cur.next()
+            return 0, relative
+        if cur.at_punct("+"):
+            cur.next()
+            token = cur.peek()
+        elif token is None or token.kind != NUMBER or not token.text.startswith("+"):
+            raise cur.error(f"expected '+' and a number, or ']', after the index register, "
+                            f"got {cur.got(token)}", cur.where(token))
+    token = cur.next()
+    what = f"an element number of {shown(register)}"
+    number = _declaration_number(cur, _unsigned(token), what)
+    cur.expect_punct("]", f"']' closing the element index of {shown(register)}")
+    return number, relative
+
+
+def _unsigned(token: Token | None) -> Token | None:
+    """A ``+5`` number token as ``5`` (``r0.x+5`` is lexed with the sign on the number)."""
+    if token is not None and token.kind == NUMBER and token.text.startswith("+"):
+        return Token(NUMBER, token.text[1:], token.column + 1)
+    return token
 
 
 def _immediate_values(cur: _Cursor, l_token: Token) -> tuple[int, ...]:
@@ -545,7 +620,8 @@ def _place(cur: _Cursor, raw: _RawOperand, slot: OperandSlot, instruction: str,
             raise cur.error(f"expected .x/.y/.z/.w select (one letter) for {what}, got "
                             f"{shown(letters)}", raw.letters_column)
         components = letters
-    return Operand(op.file, op.index, op.values, selection, components, op.neg, op.abs)
+    return Operand(op.file, op.index, op.values, selection, components, op.neg, op.abs,
+                   op.element, op.relative)
 
 
 # --------------------------------------------------------------------------------------------
@@ -632,27 +708,88 @@ def _return_type(cur: _Cursor, spec: DeclarationSpec) -> tuple[str, ...]:
                             cur.where(separator))
 
 
-def _declared_register(cur: _Cursor, spec: DeclarationSpec) -> Operand:
-    assert spec.register is not None
-    indexed = spec.register in cur.grammar.indexed_files
-    wanted = f"{spec.register}#" if indexed else spec.register
+@dataclass(frozen=True)
+class _Declared:
+    """A declared register as written: the operand, the element count a sized declaration
+    writes in brackets, and the components an FS-spelled mask (``x0[4].xy``) gives."""
+
+    operand: Operand
+    size: int | None
+    mask_components: int | None
+
+
+def _declared_register(cur: _Cursor, spec: DeclarationSpec) -> _Declared:
+    files = spec.registers
+    wanted = " or ".join(f"{f}#" if f in cur.grammar.indexed_files else f for f in files)
     token = cur.next()
     match = None
     if token is not None and token.kind == WORD:
         match = cur.grammar.register.fullmatch(token.text)
-    if match is None or match.group("abs") is not None or \
-            (match.group("file") if indexed else match.group("named")) != spec.register:
+    file = None
+    if match is not None and match.group("abs") is None:
+        named = match.group("named")
+        file = match.group("file") or cur.grammar.file_aliases.get(named, named)
+    if file is None or file not in files:
         raise cur.error(f"{spec.name} declares a {wanted} register, got {cur.got(token)}",
                         cur.where(token))
-    assert token is not None
+    assert token is not None and match is not None
+    index = (_register_index(cur, token, match.group("index"), file)
+             if match.group("index") is not None else None)
+    size: int | None = None
+    if spec.sized:
+        cur.expect_punct("[", f"'[' and the element count of {shown(token.text)}")
+        size = _declaration_number(cur, cur.next(), f"the element count of {shown(token.text)}")
+        cur.expect_punct("]", f"']' after the element count of {shown(token.text)}")
+    mask = cur.grammar.input_masks.get(file, "")
     dot = cur.peek()
-    if cur.at_punct("."):
-        assert dot is not None
-        raise cur.error("a declared register takes no component selection", dot.column)
-    if not indexed:
-        return Operand(spec.register)
-    return Operand(spec.register, _register_index(cur, token, match.group("index"),
-                                                  spec.register))
+    if not cur.at_punct("."):
+        return _Declared(Operand(file, index, (), "mask" if mask else "none", mask), size, None)
+    assert dot is not None
+    cur.next()
+    word = cur.next()
+    letters = word.text if word is not None and word.kind == WORD else ""
+    if spec.sized and len(spec.numbers) > 1 and letters and COMPONENTS.startswith(letters):
+        return _Declared(Operand(file, index), size, len(letters))
+    if not mask or letters != mask:
+        if not mask:
+            raise cur.error("a declared register takes no component selection", dot.column)
+        raise cur.error(f"a declared {file} register takes the mask .{mask}", dot.column)
+    return _Declared(Operand(file, index, (), "mask", mask), size, None)
+
+
+def _listed_elements(cur: _Cursor, spec: DeclarationSpec) -> tuple[int, ...]:
+    """``{ { a, b, c, d }, ... }``: the values of 4-value elements, in order."""
+    values: list[int] = []
+    cur.expect_punct("{", f"'{{' starting the elements of {spec.name}")
+    if cur.at_punct("}"):
+        cur.next()
+        return ()
+    while True:
+        cur.expect_punct("{", "'{' starting an element (4 values)")
+        for k in range(4):
+            if k:
+                cur.expect_punct(",", f"',' and value {k + 1} of 4 of an element")
+            token = cur.next()
+            if token is None or token.kind != NUMBER:
+                raise cur.error(f"expected value {k + 1} of 4 of an element, got "
+                                f"{cur.got(token)}", cur.where(token))
+            values.append(_immediate_value(cur, token))
+        cur.expect_punct("}", "'}': an element holds 4 values")
+        if cur.at_punct("}"):
+            cur.next()
+            return tuple(values)
+        cur.expect_punct(",", "',' and the next element, or '}'")
+
+
+def _access_pattern(cur: _Cursor, spec: DeclarationSpec) -> str:
+    cur.expect_punct(",", f"',' and the access pattern ({' or '.join(spec.access)})")
+    token = cur.next()
+    word = token.text if token is not None and token.kind == WORD else ""
+    meant = spec.aliases.get(word, word)
+    if meant not in spec.access:
+        raise cur.error(f"expected an access pattern ({' or '.join(spec.access)}), got "
+                        f"{cur.got(token)}", cur.where(token))
+    return meant
 
 
 def _global_flags(cur: _Cursor, spec: DeclarationSpec) -> tuple[str, ...]:
@@ -673,13 +810,25 @@ def _global_flags(cur: _Cursor, spec: DeclarationSpec) -> tuple[str, ...]:
 def _declaration(cur: _Cursor, token: Token, spec: DeclarationSpec,
                  flags: tuple[str, ...]) -> Declaration:
     return_type = _return_type(cur, spec) if spec.return_type else ()
-    register = _declared_register(cur, spec) if spec.register is not None else None
     numbers: list[int] = []
-    for i, number_name in enumerate(spec.numbers):
+    register = None
+    if spec.listed:
+        register = Operand(spec.registers[0])
+        numbers.extend(_listed_elements(cur, spec))
+    elif spec.registers:
+        declared = _declared_register(cur, spec)
+        register = declared.operand
+        if declared.size is not None:
+            numbers.append(declared.size)
+        if declared.mask_components is not None:
+            numbers.append(declared.mask_components)
+    for i, number_name in enumerate(spec.numbers[len(numbers):], len(numbers)):
         what = f"a number ({number_name}) for {spec.name}"
         if i > 0 or register is not None:
             cur.expect_punct(",", f"',' and {what}")
         numbers.append(_declaration_number(cur, cur.next(), what))
+    if spec.access:
+        flags = (*flags, _access_pattern(cur, spec))
     if spec.global_flags:
         flags = flags + _global_flags(cur, spec)
     cur.expect_end(spec.name)

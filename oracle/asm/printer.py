@@ -47,6 +47,8 @@ def format_operand(op: Operand) -> str:
         text = f"{op.file}({', '.join(spell(v) for v in op.values)})"
     else:
         text = op.register
+        if op.element is not None:
+            text = f"{text}[{_element_text(op)}]"
         if op.components:
             text = f"{text}.{op.components}"
     if op.abs:
@@ -54,6 +56,15 @@ def format_operand(op: Operand) -> str:
     if op.neg:
         text = f"-{text}"
     return text
+
+
+def _element_text(op: Operand) -> str:
+    """``2``, ``r1.x`` or ``r1.x + 2`` (the number is left out when it is 0)."""
+    assert op.element is not None
+    if op.relative is None:
+        return format_value(op.element)
+    index = format_operand(op.relative)
+    return f"{index} + {format_value(op.element)}" if op.element else index
 
 
 def _format_instruction(ins: Instruction) -> str:
@@ -67,14 +78,25 @@ def _format_instruction(ins: Instruction) -> str:
 def _format_declaration(decl: Declaration, spec: Spec) -> str:
     decl_spec = spec.declarations.declarations.get(decl.name)
     global_flags = decl_spec.global_flags if decl_spec is not None else ()
-    suffixes = "".join(f"_{f}" for f in decl.flags if f not in global_flags)
+    access = decl_spec.access if decl_spec is not None else ()
+    suffixes = "".join(f"_{f}" for f in decl.flags if f not in global_flags and f not in access)
     text = decl.name + suffixes
     if decl.return_type:
         text += f" ({','.join(decl.return_type)})"
     arguments = []
+    numbers = list(decl.numbers)
+    if decl_spec is not None and decl_spec.listed:
+        elements = [numbers[k:k + 4] for k in range(0, len(numbers), 4)]
+        inner = ", ".join("{ " + ", ".join(format_value(v) for v in e) + " }" for e in elements)
+        return f"{text} {{ {inner} }}" if inner else f"{text} {{ }}"
     if decl.register is not None:
-        arguments.append(format_operand(decl.register))
-    arguments.extend(str(n) for n in decl.numbers)
+        register = format_operand(decl.register)
+        if decl_spec is not None and decl_spec.sized and numbers:
+            register = f"{register}[{numbers.pop(0)}]"
+        arguments.append(register)
+    arguments.extend(str(n) for n in numbers)
+    access = decl_spec.access if decl_spec is not None else ()
+    arguments.extend(f for f in decl.flags if f in access)
     if arguments:
         text += " " + ", ".join(arguments)
     listed = [f for f in decl.flags if f in global_flags]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from sm5.oracle.model.spec import default_root, load_spec
+from sm5.oracle.model.spec import Spec, default_root, load_spec
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -43,5 +43,33 @@ def run_check(args: argparse.Namespace) -> int:
               f"{len(c.clauses):>2} clauses  {own:>2} rules  effect {c.effect} {test}".rstrip())
     for rule in control.rules:
         print(f"  {rule.id}")
+    _print_program_state(spec)
     print("ok")
     return 0
+
+
+def _print_program_state(spec: Spec) -> None:
+    """The register files that stand for r#, their declarations, rules and errata."""
+    decls = spec.declarations
+    files = [f for f in spec.model.register_files if f.stands_for]
+    names = {f.name for f in files}
+    declaring = [d for d in decls.declarations.values() if set(d.registers) & names]
+    applying = {d.name for d in declaring} | {d.name for d in decls.declarations.values()
+                                              if not d.registers}
+    rules = [r for r in decls.rules if applying.intersection(r.applies)]
+    print(f"program state: {len(files)} register files, {len(declaring)} declarations, "
+          f"{len(rules)} declaration rules, {len(decls.program_rules)} program rules, "
+          f"{len(decls.errata)} errata")
+    for f in files:
+        elements = (f"elements {f.elements}, past the end: {f.out_of_range}"
+                    if f.elements else "no elements")
+        roles = ", ".join(f"{role} {of}#" for role, of in sorted(f.stands_for.items()))
+        print(f"  {f.name:<18} {f.components} components  {elements}; stands for {roles}")
+    for d in declaring:
+        print(f"  {d.name:<28} declares {', '.join(d.registers)}"
+              + (f"  numbers {', '.join(d.numbers)}" if d.numbers else "")
+              + (f"  access {' | '.join(d.access)}" if d.access else ""))
+    for rule in rules:
+        print(f"  {rule.id}")
+    for rule in decls.program_rules:
+        print(f"  {rule.id}")

@@ -56,6 +56,7 @@ from sm5.oracle.machine.program import (
     Operand,
     Program,
     Selection,
+    register_file,
 )
 from sm5.oracle.machine.state import MachineState, Resource
 from sm5.oracle.model.control import NONZERO_FLAG, RETURN, SUBROUTINE
@@ -67,11 +68,14 @@ HARNESS_STAGE = "compute"
 HARNESS_GLOBAL_FLAG = "refactoringAllowed"
 ACTIVE = "active"
 THREAD_INDEX_FILE = "vThreadIDInGroupFlattened"
+#: The declaration of the compute inputs the program reads (one per input, written by the
+#: harness itself).
+INPUT_DECLARATION = "dcl_input"
 WORD_BYTES = 4
 REGISTER_WORDS = 4
 # Declarations the harness writes itself (with its own values) instead of copying the program's.
 OWN_DECLARATIONS = ("dcl_globalFlags", "dcl_input", "dcl_temps", "dcl_thread_group")
-_NUMBERED = re.compile(r"^([a-z])(\d+)$")
+_NUMBERED = re.compile(r"^([a-z]+)(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -101,8 +105,9 @@ class StateLayout:
     words: int
 
 
-#: Register files whose resources the harness binds directly as views (UAVs, SRV buffers).
-VIEW_FILES = ("u", "t")
+#: Register files whose resources the harness binds directly: UAVs, SRV buffers and constant
+#: buffers (a binding of kind ``constant``).
+VIEW_FILES = ("u", "t", "cb")
 
 
 @dataclass(frozen=True)
@@ -149,9 +154,14 @@ def _number(name: str) -> int:
 
 
 def _operands(program: Program) -> Iterable[Operand]:
+    """Every operand of the program, the registers its element indices read included."""
     for line in program.lines:
         if isinstance(line, Instruction):
-            yield from line.operands
+            for op in line.operands:
+                current: Operand | None = op
+                while current is not None:
+                    yield current
+                    current = current.relative
         elif line.register is not None:
             yield line.register
 
@@ -195,7 +205,8 @@ def _bindings(program: Program, state: MachineState, encoding: Encoding, spec: S
     titles = {f.name: f.title for f in spec.model.register_files}
     out: list[ViewBinding] = []
     for file in VIEW_FILES:
-        for name in sorted((n for n in state.resources if n[:1] == file), key=_number):
+        for name in sorted((n for n in state.resources if register_file(n) == file),
+                           key=_number):
             res = state.resources[name]
             fmt = encoding.view_formats.get(res.kind) or res.format
             count = res.count if res.kind == "structured" else len(res.data)
@@ -296,8 +307,14 @@ def _program_lines(program: Program, layout: StateLayout, slot: int, scratch: in
     lines: list[Line] = [Declaration("dcl_globalFlags", flags=flags)]
     lines.extend(d for d in program.declarations if d.name not in OWN_DECLARATIONS)
     lines.append(Declaration("dcl_uav_raw", register=state_uav))
-    if any(op.file == THREAD_INDEX_FILE for op in _operands(program)):
-        lines.append(Declaration("dcl_input", register=Operand(THREAD_INDEX_FILE)))
+    inputs = spec.declarations.declarations[INPUT_DECLARATION].registers
+    files = spec.model.files_by_name
+    read = {op.file for op in _operands(program)}
+    for name in inputs:
+        if name in read:
+            mask = COMPONENTS[:files[name].components] if files[name].components > 1 else ""
+            lines.append(Declaration(INPUT_DECLARATION, register=Operand(
+                name, selection="mask" if mask else "none", components=mask)))
     # One scratch register, and one more for the words a g# copy loop moves.
     lines.append(Declaration("dcl_temps", numbers=(scratch + (2 if layout.tgsm else 1),)))
     lines.append(Declaration("dcl_thread_group", numbers=(1, 1, 1)))

@@ -9,12 +9,12 @@ well-formed instance (``store_structured_sat``) is encoded as written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sm5.oracle.errors import EncodeError, SpecError
 from sm5.oracle.machine.program import COMPONENTS, Declaration, Instruction, Operand, Program
 from sm5.oracle.model.control import NONZERO_FLAG
-from sm5.oracle.model.encoding import Encoding, load_default_encoding
+from sm5.oracle.model.encoding import DeclarationEncoding, Encoding, load_default_encoding
 from sm5.oracle.model.spec import Spec, load_default
 
 DEFAULT_TARGET = "cs_5_0"
@@ -163,16 +163,28 @@ def encode_operand(op: Operand, ctx: _Context, where: str) -> list[int]:
         if op.values:
             raise EncodeError(f"{op.register} carries immediate values", where=where)
         token |= _components(op, optype.bare, optype.scalar, ctx, where)
+    index_tokens: list[int] = []
+    dimension = 0
     if optype.indexed:
         if op.index is None:
             raise EncodeError(f"register file {op.file!r} needs a register number", where=where)
-        token |= fields["index_dimension"].put(1)
         token |= enc.index_representation(0).put(enc.index_representations["immediate32"])
-        index_tokens = [_u32(op.index, f"{where}: register number")]
-    else:
-        if op.index is not None:
-            raise EncodeError(f"{op.file!r} takes no register number", where=where)
-        index_tokens = []
+        index_tokens.append(_u32(op.index, f"{where}: register number"))
+        dimension = 1
+    elif op.index is not None:
+        raise EncodeError(f"{op.file!r} takes no register number", where=where)
+    if optype.elements:
+        if op.element is None:
+            raise EncodeError(f"{op.register} needs an element index", where=where)
+        form = "immediate32" if op.relative is None else "immediate32_plus_relative"
+        token |= enc.index_representation(dimension).put(enc.index_representations[form])
+        index_tokens.append(_u32(op.element, f"{where}: element index"))
+        if op.relative is not None:
+            index_tokens.extend(encode_operand(op.relative, ctx, f"{where}: element index"))
+        dimension += 1
+    elif op.element is not None:
+        raise EncodeError(f"{op.file!r} takes no element index", where=where)
+    token |= fields["index_dimension"].put(dimension)
     extended = _modifier_token(op, ctx)
     if extended is not None:
         token |= fields["extended"].put(1)
@@ -275,29 +287,61 @@ def encode_declaration(decl: Declaration, ctx: _Context) -> list[int]:
             controls |= 1 << enc.global_flags[flag]
     else:
         for flag in decl.flags:
+            if flag in dspec.access:
+                continue  # the access pattern, below
             if flag not in dspec.flags or flag not in enc.declaration_flags:
                 raise EncodeError(f"{decl.name} takes no flag {flag!r}", where=where)
             controls |= 1 << enc.declaration_flags[flag]
     if denc.resource_dimension is not None:
         controls |= enc.resource_dimension.put(enc.resource_dimensions[denc.resource_dimension])
+    if denc.layout == "custom_data":
+        return _custom_data(decl, denc, ctx, where)
+    if dspec.access:
+        access = [f for f in decl.flags if f in dspec.access]
+        controls |= enc.access_pattern.put(enc.access_patterns[access[0] if access
+                                                               else dspec.access[0]])
     operands: list[int] = []
-    if dspec.register is not None:
-        if decl.register is None or decl.register.file != dspec.register:
-            raise EncodeError(f"{decl.name} declares a {dspec.register} register", where=where)
-        operands.extend(encode_operand(decl.register, ctx, where))
+    numbers = list(decl.numbers)
+    if dspec.registers:
+        if decl.register is None or decl.register.file not in dspec.registers:
+            raise EncodeError(f"{decl.name} declares a {' or '.join(dspec.registers)} register",
+                              where=where)
+        if denc.layout == "numbers":
+            operands.append(_u32(decl.register.index or 0, f"{where}: register number"))
+        elif denc.layout == "sized":
+            if not numbers:
+                raise EncodeError(f"{decl.name} needs its element count", where=where)
+            sized = replace(decl.register, element=numbers[0], selection="swizzle",
+                            components=COMPONENTS)
+            operands.extend(encode_operand(sized, ctx, where))
+            numbers = numbers[1:]
+        else:
+            operands.extend(encode_operand(decl.register, ctx, where))
     elif decl.register is not None:
         raise EncodeError(f"{decl.name} declares no register", where=where)
     if dspec.return_type:
         operands.append(_return_type_token(decl, ctx, where))
     elif decl.return_type:
         raise EncodeError(f"{decl.name} takes no return type", where=where)
-    if len(decl.numbers) != len(dspec.numbers):
+    names = dspec.numbers[1:] if denc.layout == "sized" else dspec.numbers
+    if len(numbers) != len(names):
         raise EncodeError(f"{decl.name} takes {len(dspec.numbers)} number(s) "
                           f"({', '.join(dspec.numbers) or 'none'}), got {len(decl.numbers)}",
                           where=where)
     operands.extend(_u32(n, f"{where}: {name}".strip(": "))
-                    for n, name in zip(decl.numbers, dspec.numbers, strict=True))
+                    for n, name in zip(numbers, names, strict=True))
     return [_opcode_token(denc.opcode, 1 + len(operands), where, ctx, controls), *operands]
+
+
+def _custom_data(decl: Declaration, denc: DeclarationEncoding, ctx: _Context, where: str
+                 ) -> list[int]:
+    """A custom-data block: OpcodeToken0 with its class, its DWORD count, the values."""
+    enc = ctx.encoding
+    assert denc.custom_data_class is not None
+    values = [_u32(v, f"{where}: value", allow_negative=True) for v in decl.numbers]
+    token = (enc.opcode_token["opcode"].put(denc.opcode)
+             | enc.custom_data_class_bits.put(denc.custom_data_class))
+    return [token, 2 + len(values), *values]
 
 
 def _return_type_token(decl: Declaration, ctx: _Context, where: str) -> int:

@@ -21,10 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from sm5.oracle.errors import ExecError
+from sm5.oracle.execution.indexing import IndexUnknown, register_files, resolve
 from sm5.oracle.execution.interpreter import (
     FANOUT,
     WRITING_MODES,
     exact_state,
+    facts_of,
     initial_state,
     join,
     members,
@@ -34,7 +36,8 @@ from sm5.oracle.execution.interpreter import (
 )
 from sm5.oracle.execution.semantics import run_instruction
 from sm5.oracle.legality.structure import Structure
-from sm5.oracle.machine.program import COMPONENTS, Instruction, Program
+from sm5.oracle.machine.operands import components, element_words
+from sm5.oracle.machine.program import COMPONENTS, Instruction, Program, storage_name
 from sm5.oracle.machine.state import (
     Accept,
     Execution,
@@ -97,14 +100,16 @@ class _Run:
     executed: int = 0
 
 
-def run_controlled(program: Program, state: MachineState, spec: Spec, structure: Structure
-                   ) -> Execution:
-    """Every path of a legal program with flow control, from ``state``."""
+def run_controlled(program: Program, state: MachineState, spec: Spec, structure: Structure,
+                   start: ExpectedState | None = None) -> Execution:
+    """Every path of a legal program with flow control, from ``state`` (from ``start`` where
+    some of its words are not exact: ``state`` then gives the shapes)."""
     model = spec.model
     limits = spec.control.limits
     if structure.depth > limits.nesting:
         return _anything(state, limits.nesting_outcome)
-    run = _Run(program, spec, structure, state, paths=[_Path(0, state, None)])
+    first = _Path(0, state, None) if start is None else _Path(0, None, start)
+    run = _Run(program, spec, structure, state, paths=[first])
     end_of_main = next((k for k, main in enumerate(structure.in_main) if not main),
                        len(program.instructions))
     while run.paths:
@@ -123,7 +128,8 @@ def run_controlled(program: Program, state: MachineState, spec: Spec, structure:
     outcomes = tuple(o for o in model.outcomes_by_name if o in outcomes_seen)
     clauses = tuple(dict.fromkeys(c for s in steps for c in s.clauses))
     final = _join_states(run.finished)
-    return Execution(outcomes or (model.plain_outcome,), clauses, final, steps=steps)
+    return Execution(outcomes or (model.plain_outcome,), clauses, final, steps=steps,
+                     facts=facts_of(steps))
 
 
 def _advance(run: _Run, path: _Path) -> bool:
@@ -149,7 +155,7 @@ def _compute(run: _Run, path: _Path, instruction: Instruction) -> None:
         execution = run_instruction(instruction, run.program, path.concrete, ins_spec,
                                     spec.model)
         _record(run, Step(path.pc, instruction.name, instruction.line, execution.outcomes,
-                              execution.clauses, 1, False))
+                              execution.clauses, 1, False, execution.facts))
         if execution.state is None:
             raise ExecError("a step of a legal program was rejected")
         exact = exact_state(execution.state, run.start)
@@ -187,9 +193,9 @@ def _control(run: _Run, path: _Path, instruction: Instruction, ins: ControlInstr
     cond = 0
     position = ins.operand_position("condition")
     if position is not None:
-        read = _read(path, instruction, position)
+        read, where = _read(run, path, instruction, position)
         if not isinstance(read, int):
-            return _split(run, path, instruction, position, read)
+            return _split(run, path, instruction, where, read)
         cond = read
     nz = NONZERO_FLAG in instruction.flags
     acts = bool(run.spec.control.test.holds({"cond": cond, "nz": nz})) if ins.test else True
@@ -266,40 +272,63 @@ def _record(run: _Run, step: Step) -> None:
         step.index, step.instruction, step.line,
         tuple(dict.fromkeys((*known.outcomes, *step.outcomes))),
         tuple(dict.fromkeys((*known.clauses, *step.clauses))),
-        known.runs + step.runs, known.widened or step.widened)
+        known.runs + step.runs, known.widened or step.widened,
+        tuple(dict.fromkeys((*known.facts, *step.facts))))
 
 
-def _read(path: _Path, instruction: Instruction, position: int) -> Accept:
+def _read(run: _Run, path: _Path, instruction: Instruction, position: int
+          ) -> tuple[Accept, tuple[str, int] | None]:
+    """A condition's value, and the register component it lives in (None for a constant,
+    an input or an element whose index is not exact: those are never split)."""
     op = instruction.operands[position]
     if op.is_immediate:
-        return op.values[0]
-    component = COMPONENTS.index(op.components) if op.components else 0
+        return op.values[0], None
+    model = run.spec.model
     if path.concrete is not None:
-        return path.concrete.registers[op.register][component]
-    assert path.current is not None
-    return path.current.registers[op.register][component]
+        concrete = path.concrete
+        resolved = resolve(instruction, run.program, model,
+                           lambda name, k: concrete.registers[name][k])
+        op = resolved.operands[position]
+        return components(op, concrete)[0], None
+    current = path.current
+    assert current is not None
+    try:
+        resolved = resolve(instruction, run.program, model,
+                           lambda name, k: current.registers[name][k])
+    except IndexUnknown:
+        return None, None
+    op = resolved.operands[position]
+    component = COMPONENTS.index(op.components) if op.components else 0
+    if op.file in register_files(model):
+        name = storage_name(op)
+        return current.registers[name][component], (name, component)
+    constant = current.resources.get(op.register) if op.element is not None else None
+    if constant is not None and all(isinstance(w, int) for w in constant.words):
+        return element_words(constant.words, op.element or 0)[component], None  # type: ignore[arg-type]
+    if op.element is None and op.index is None:
+        return components(op, run.start)[0], None  # an input: the same in every run
+    return None, None
 
 
-def _split(run: _Run, path: _Path, instruction: Instruction, position: int,
+def _split(run: _Run, path: _Path, instruction: Instruction, where: tuple[str, int] | None,
            value: Accept) -> bool:
     """A condition holding several values: one path per value (that word made exact), or the
     program's writes widened where the values cannot be enumerated or are too many."""
     values = members(value)
     live = len(run.paths) + len(run.finished) + 1
-    if values is None or live - 1 + len(values) > FANOUT:
+    if values is None or where is None or live - 1 + len(values) > FANOUT:
         _record(run, Step(path.pc, instruction.name, instruction.line, (), (), 0, True))
         assert path.current is not None
         run.finished.append(_widen_program(run, path.current))
         return False
-    op = instruction.operands[position]
-    component = COMPONENTS.index(op.components) if op.components else 0
+    name, component = where
     assert path.current is not None
     for v in reversed(values):
         branch = path.copy()
         registers = dict(path.current.registers)
-        words = list(registers[op.register])
+        words = list(registers[name])
         words[component] = v
-        registers[op.register] = (words[0], words[1], words[2], words[3])
+        registers[name] = (words[0], words[1], words[2], words[3])
         refined = ExpectedState(registers, path.current.resources, path.current.invocation)
         exact = exact_state(refined, run.start)
         branch.concrete, branch.current = exact, (None if exact is not None else refined)

@@ -2,7 +2,8 @@
 (``sm5.oracle.execution.interpreter``).
 
 A program holds declarations and one or more specified instructions, run in order. The state must
-provide every register and resource the instructions read or write, matching its declarations.
+provide every resource the program declares, matching its declarations; a temp register it does
+not give starts undefined.
 """
 
 from __future__ import annotations
@@ -75,11 +76,21 @@ def check_state(program: Program, state: MachineState, spec: Spec, stage: str) -
         if "bytes" in declared and res.size != declared["bytes"]:
             raise StateError(f"{name} is declared with {declared['bytes']} bytes, the state gives "
                              f"{res.size}", where=where)
+        if "elements" in declared and not _holds_elements(res.data, declared["elements"]):
+            raise StateError(f"{name} is declared with {declared['elements']} elements (4 words "
+                             f"each; 0: any number), the state binds {len(res.data)} words",
+                             where=where)
         if kind == "typed" and res.format not in spec.model.typed_formats:
             raise StateError(f"{name}: unknown format {res.format!r}; expected one of "
                              f"{', '.join(spec.model.typed_formats)}", where=where)
-    for instruction in program.instructions:
-        for op in instruction.operands:
-            if op.file == "r" and op.register not in state.registers:
-                raise StateError(f"{instruction.name} uses {op.register} but the state has no "
-                                 f"{op.register}", where=f"state.{op.register}")
+    # A temp register the state does not give starts undefined (erratum
+    # state.uninitialised_temps), so the state need not give every register the program uses.
+
+
+def _holds_elements(words: tuple[int, ...], elements: int) -> bool:
+    """A bound constant buffer holds exactly its declared elements (any whole number of them
+    where 0 declares an unknown length): words past the declared size would read data the
+    sources leave open (FS 7.5), which no vector tests."""
+    if elements == 0:
+        return len(words) % 4 == 0
+    return len(words) == 4 * elements

@@ -29,15 +29,32 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NoReturn
 
 from sm5.oracle.errors import ExecError
 from sm5.oracle.execution.bindings import lanes_of
+from sm5.oracle.execution.indexing import (
+    IndexUnknown,
+    ProgramUndefined,
+    declared_files,
+    element_count,
+    has_element_index,
+    register_files,
+    resolve,
+)
 from sm5.oracle.execution.semantics import run_instruction
 from sm5.oracle.execution.semantics.lanes import evaluate_lane
 from sm5.oracle.machine.operands import read_order
-from sm5.oracle.machine.program import COMPONENTS, Instruction, Program, register_file
+from sm5.oracle.machine.program import (
+    COMPONENTS,
+    Instruction,
+    Operand,
+    Program,
+    element_name,
+    register_file,
+    storage_name,
+)
 from sm5.oracle.machine.state import (
     PAIR_FORMS,
     U32,
@@ -92,7 +109,9 @@ class StepPlan:
 
 
 def plan_step(instruction: Instruction, spec: InstructionSpec, model: Model) -> StepPlan:
-    """The read and write sets of one instruction instance (conservative: a superset)."""
+    """The read and write sets of one instruction instance (conservative: a superset); its
+    element indices are resolved (:func:`sm5.oracle.execution.indexing.resolve`)."""
+    temps = register_files(model)
     semantics = spec.semantics
     memory = semantics.memory
     bound = {item.source.operand for item in semantics.inputs if item.source.operand}
@@ -106,9 +125,9 @@ def plan_step(instruction: Instruction, spec: InstructionSpec, model: Model) -> 
         if op.is_immediate or op.index is None:
             continue
         if op_spec.role == "dst":
-            if op.file == "r":
+            if op.file in temps:
                 letters = op.components or COMPONENTS
-                written[op.register] = tuple(COMPONENTS.index(c) for c in letters)
+                written[storage_name(op)] = tuple(COMPONENTS.index(c) for c in letters)
             continue
         if op_spec.role == "memory":
             if memory is not None and memory.operand == op_spec.name:
@@ -117,12 +136,12 @@ def plan_step(instruction: Instruction, spec: InstructionSpec, model: Model) -> 
                 if memory.mode in WRITING_MODES:
                     written_res.add(op.register)
             continue
-        if op.file != "r":
+        if op.file not in temps:
             continue
         only_moved = (memory is not None and memory.mode == "write"
                       and memory.value == op_spec.name and op_spec.name not in bound)
         for component in set(read_order(op)):
-            (moved if only_moved else reads).add(("r", op.register, component))
+            (moved if only_moved else reads).add(("r", storage_name(op), component))
     counter_written: set[str] = set()
     if semantics.counter is not None:
         position = spec.operand_positions.get(semantics.counter.operand)
@@ -134,9 +153,9 @@ def plan_step(instruction: Instruction, spec: InstructionSpec, model: Model) -> 
         position = spec.operand_positions.get(memory.returns)
         if position is not None and position < len(instruction.operands):
             op = instruction.operands[position]
-            if op.file == "r":
-                written[op.register] = tuple(COMPONENTS.index(c)
-                                             for c in op.components or COMPONENTS)
+            if op.file in temps:
+                written[storage_name(op)] = tuple(COMPONENTS.index(c)
+                                                  for c in op.components or COMPONENTS)
     scopes = {model.outcomes_by_name[name].scope
               for clause in spec.clauses for name in clause.outcomes}
     widened = set(written_res | read_res) if "resource" in scopes else set()
@@ -383,6 +402,13 @@ def run_step(instruction: Instruction, program: Program, state: ExpectedState,
              shapes: Mapping[str, Resource], spec: InstructionSpec, model: Model, index: int
              ) -> tuple[ExpectedState, Step]:
     """One instruction on the abstract state: the state after it and the step's record."""
+    if has_element_index(instruction):
+        try:
+            instruction = resolve(instruction, program, model,
+                                  lambda name, component: _register_word(state, name, component))
+        except IndexUnknown:
+            widened = _widen_unknown_index(instruction, program, state, shapes, spec, model)
+            return widened, Step(index, instruction.name, instruction.line, (), (), 0, True)
     plan = plan_step(instruction, spec, model)
     read = _choices(state, plan, shapes)
     choices, opaque = read if read is not None else ([], [])
@@ -412,8 +438,55 @@ def run_step(instruction: Instruction, program: Program, state: ExpectedState,
     outcomes = _ordered((o for e in executions for o in e.outcomes), order)
     clauses = tuple(dict.fromkeys(c for e in executions for c in e.clauses))
     after = _merge(state, plan, runs, tracked)
+    facts = tuple(dict.fromkeys(f for e in executions for f in e.facts))
     return after, Step(index, instruction.name, instruction.line, outcomes, clauses,
-                       len(executions), False)
+                       len(executions), False, facts)
+
+
+def _register_word(state: ExpectedState, name: str, component: int) -> Accept:
+    try:
+        return state.registers[name][component]
+    except KeyError:
+        raise ExecError(f"the state has no {name}") from None
+
+
+def _widen_unknown_index(instruction: Instruction, program: Program, state: ExpectedState,
+                         shapes: Mapping[str, Resource], spec: InstructionSpec, model: Model
+                         ) -> ExpectedState:
+    """A step whose element index is not one exact value: where every value it may take is
+    an element of its indexable temp, everything the step may write becomes anything (a
+    written temp: every element of it); where it may be past the end, the program is
+    undefined (:class:`ProgramUndefined`, raised)."""
+    declared = declared_files(model)
+    static: list[Operand] = []
+    arrays: list[tuple[str, int, tuple[int, ...]]] = []
+    for position, op in enumerate(instruction.operands):
+        if op.element is None or op.relative is None:
+            static.append(op)
+            continue
+        index = op.relative
+        accept = _register_word(state, storage_name(index), COMPONENTS.index(index.components))
+        if op.file in declared:
+            count = element_count(program, op.register)
+            values = members(accept)
+            rules = model.element_index
+            assert rules is not None
+            if values is None or any(not rules.inside(rules.element(v, op.element), count)
+                                     for v in values):
+                outcome = model.files_by_name[op.file].out_of_range
+                raise ProgramUndefined(str(outcome), instruction.line)
+            if spec.operands[position].role == "dst":
+                letters = op.components or COMPONENTS
+                arrays.append((op.register, count, tuple(COMPONENTS.index(c) for c in letters)))
+        static.append(replace(op, element=0 if op.file in declared else op.element,
+                              relative=None))
+    plan = plan_step(replace(instruction, operands=tuple(static)), spec, model)
+    written = dict(plan.written_components)
+    for register, count, components in arrays:
+        for element in range(count):
+            written[element_name(register, element)] = components
+    return widen(state, replace(plan, written_components=written), shapes,
+                 model.shared_memory_files)
 
 
 def _resolve(values: Sequence[int], tracked: Sequence[Word], state: ExpectedState) -> Accept:
@@ -517,8 +590,10 @@ def widen(state: ExpectedState, plan: StepPlan, shapes: Mapping[str, Resource],
 # Programs
 
 
-def run_straight_line(program: Program, state: MachineState, spec: Spec) -> Execution:
-    """Every instruction of a legal program without flow control in order, from ``state``.
+def run_straight_line(program: Program, state: MachineState, spec: Spec,
+                      start: ExpectedState | None = None) -> Execution:
+    """Every instruction of a legal program without flow control in order, from ``state``
+    (from ``start`` where some of its words are not exact: ``state`` then gives the shapes).
 
     The execution's outcomes and clauses are those of the steps in ``subject`` (the instruction
     positions the caller's vector is about; every step when empty), its ``steps`` record every
@@ -527,22 +602,23 @@ def run_straight_line(program: Program, state: MachineState, spec: Spec) -> Exec
     model = spec.model
     steps: list[Step] = []
     instructions = program.instructions
-    if len(instructions) == 1:  # the special case: today's executor, exactly
+    if len(instructions) == 1 and start is None:  # the special case: today's executor
         instruction = instructions[0]
         execution = run_instruction(instruction, program, state,
                                     _specified(spec, instruction), model)
         return Execution(execution.outcomes, execution.clauses, execution.state,
                          notes=execution.notes,
                          steps=(Step(0, instruction.name, instruction.line, execution.outcomes,
-                                     execution.clauses, 1, False),))
-    concrete: MachineState | None = state  # while every word is exact
-    current = None
+                                     execution.clauses, 1, False, execution.facts),),
+                         facts=execution.facts)
+    concrete: MachineState | None = state if start is None else None  # while all is exact
+    current = start
     for index, instruction in enumerate(instructions):
         ins_spec = _specified(spec, instruction)
         if concrete is not None:  # the fast path: one run, no sets to enumerate or join
             execution = run_instruction(instruction, program, concrete, ins_spec, model)
             steps.append(Step(index, instruction.name, instruction.line, execution.outcomes,
-                              execution.clauses, 1, False))
+                              execution.clauses, 1, False, execution.facts))
             after = _state(execution)
             concrete = exact_state(after, concrete)
             if concrete is None:
@@ -558,7 +634,13 @@ def run_straight_line(program: Program, state: MachineState, spec: Spec) -> Exec
     order = list(model.outcomes_by_name)
     outcomes = _ordered((o for s in steps for o in s.outcomes), order)
     clauses = tuple(dict.fromkeys(c for s in steps for c in s.clauses))
-    return Execution(outcomes, clauses, _exact_counters(current), steps=tuple(steps))
+    return Execution(outcomes or (model.plain_outcome,), clauses, _exact_counters(current),
+                     steps=tuple(steps), facts=facts_of(steps))
+
+
+def facts_of(steps: Sequence[Step]) -> tuple[str, ...]:
+    """The facts of every step, each once, in the order first met."""
+    return tuple(dict.fromkeys(f for s in steps for f in s.facts))
 
 
 def exact_state(expected: ExpectedState, before: MachineState) -> MachineState | None:

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from sm5.oracle.errors import ExecError
 from sm5.oracle.legality.checks import ChecksFunction, generate_checks
 from sm5.oracle.legality.structure import match_structure
-from sm5.oracle.machine.program import Declaration, Instruction, Operand, Program
+from sm5.oracle.machine.program import COMPONENTS, Declaration, Instruction, Operand, Program
 from sm5.oracle.machine.state import MachineState
 from sm5.oracle.model.spec import (
     FLAG_FEATURE,
     InstructionSpec,
     LegalityRule,
     OperandSpec,
+    RegisterFile,
     Spec,
     load_default,
 )
@@ -97,7 +98,8 @@ def _control_violations(instruction: Instruction, ctx: Context, spec: Spec
         if op_spec.role == LABEL_ROLE:
             continue  # the parser reads only l# there
         single = len(op.values) == 1 if op.is_immediate else op.selection in ("select", "none")
-        if op.file not in op_spec.files or op.neg or op.abs or not single:
+        accepted = spec.model.accepted_files("src", op_spec.files)
+        if op.file not in accepted or op.neg or op.abs or not single:
             yield _rule(spec, f"{ins.name}.operand")
             return
 
@@ -127,16 +129,62 @@ def _program_violations(program: Program, spec: Spec) -> Iterator[LegalityRule]:
     if duplicate:
         yield _rule(spec, "program.duplicate_declaration")
     undeclared = beyond = False
+    state_files = {f.name: f for f in spec.model.register_files if f.stands_for}
+    views = spec.model.resource_files - state_files.keys()
+    found: set[str] = set()
     for instruction in program.instructions:
-        for op in instruction.operands:
-            if op.file in spec.model.resource_files and op.register not in declared:
-                undeclared = True
-            if op.file == "r" and temps is not None and (op.index or 0) >= temps:
-                beyond = True
+        for operand in instruction.operands:
+            for op in _with_index_registers(operand):
+                if op.file in views and op.register not in declared:
+                    undeclared = True
+                if op.file == "r" and temps is not None and (op.index or 0) >= temps:
+                    beyond = True
+                described = state_files.get(op.file)
+                if described is not None:
+                    found.update(_state_defects(op, described, declared, program))
     if undeclared:
         yield _rule(spec, "program.undeclared_resource")
     if beyond:
         yield _rule(spec, "program.temp_beyond_dcl_temps")
+    for rule_id in STATE_RULES:
+        if rule_id in found:
+            yield _rule(spec, rule_id)
+
+
+#: The program rules of program state, in the order they are reported.
+STATE_RULES = ("program.undeclared_register", "program.relative_index",
+               "program.dynamic_index_immediate", "program.input_component")
+#: The files an element index may read: an r# component, or an x# element given by a number.
+INDEX_FILES = ("r", "x")
+
+
+def _with_index_registers(op: Operand) -> Iterator[Operand]:
+    """The operand and the registers its element index reads (nested ones included)."""
+    current: Operand | None = op
+    while current is not None:
+        yield current
+        current = current.relative
+
+
+def _state_defects(op: Operand, described: RegisterFile, declared: set[str],
+                   program: Program) -> Iterator[str]:
+    """The program-state rules one operand of an x#, cb#, the icb or a compute input breaks."""
+    if op.register not in declared:
+        yield "program.undeclared_register"
+    index = op.relative
+    if index is not None and (index.file not in INDEX_FILES or index.relative is not None):
+        yield "program.relative_index"
+    if index is not None and described.elements == "bound":
+        decl = program.declaration_of(op.register)
+        if decl is not None and decl.flags and decl.flags[0] != DYNAMIC_ACCESS:
+            yield "program.dynamic_index_immediate"
+    if described.elements is None and op.selection in ("swizzle", "select", "mask") and any(
+            COMPONENTS.index(c) >= described.components for c in op.components):
+        yield "program.input_component"
+
+
+#: The access pattern of a constant buffer that may be indexed by a register.
+DYNAMIC_ACCESS = "dynamicIndexed"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -164,7 +212,21 @@ def _program_env(program: Program, ctx: Context, spec: Spec, features: Mapping[s
     """What every declaration rule of one program reads, computed once (per declaration it
     made the check quadratic in the program's length)."""
     return {"stage": ctx.stage, "model": ctx.model, "runtime": ctx.runtime,
-            "uav_slots": ctx.uav_slots, "tgsm_total": _tgsm_total(program, spec), **features}
+            "uav_slots": ctx.uav_slots, "tgsm_total": _tgsm_total(program, spec),
+            "temp_total": _temp_total(program, spec), **features}
+
+
+def _temp_total(program: Program, spec: Spec) -> int:
+    """r# of dcl_temps plus the elements of every x# (FS 22.3.35 restriction 1)."""
+    total = 0
+    for decl in program.declarations:
+        dspec = spec.declarations.declarations.get(decl.name)
+        if dspec is None or not decl.numbers:
+            continue
+        if "temps" in dspec.numbers or (dspec.sized and dspec.register in
+                                        spec.model.element_files and len(dspec.numbers) > 1):
+            total += decl.numbers[0]
+    return total
 
 
 def _declaration_env(decl: Declaration, program_env: Mapping[str, Value], spec: Spec
@@ -172,9 +234,13 @@ def _declaration_env(decl: Declaration, program_env: Mapping[str, Value], spec: 
     env: dict[str, Value] = {
         **program_env,
         "index": decl.register.index or 0 if decl.register else 0,
-        "stride": 0, "count": 0, "bytes": 0, "temps": 0,
+        "stride": 0, "count": 0, "bytes": 0, "temps": 0, "elements": 0, "components": 0,
+        "x": 0, "y": 0, "z": 0,
     }
-    names = spec.declarations.declarations[decl.name].numbers
+    dspec = spec.declarations.declarations[decl.name]
+    if dspec.listed:
+        env["elements"] = len(decl.numbers) // 4
+    names = dspec.numbers
     for name, value in zip(names, decl.numbers, strict=False):
         env[name] = value
     return env
@@ -275,9 +341,10 @@ def _table_check(rule: LegalityRule, ins: InstructionSpec, instruction: Instruct
     position = ins.operand_positions[rule.operand]
     op_spec: OperandSpec = ins.operands[position]
     op: Operand = instruction.operands[position]
+    accepted = op_spec.accepted_files or frozenset(op_spec.files)
     if rule.check == "file":
-        return op.file not in op_spec.files
-    if op.file not in op_spec.files:
+        return op.file not in accepted
+    if op.file not in accepted:
         return False  # reported by the file rule; one defect, one rule
     if rule.check == "file_stage":
         return ctx.stage not in spec.model.file_stages[op.file]

@@ -129,7 +129,7 @@ def _test(ins: InstructionSpec, rule: LegalityRule, number: int, namespace: dict
     operand = f"_op{position}"
     files = f"_files{position}"
     if files not in namespace:  # the operand's first table check: read it once
-        namespace[files] = frozenset(table.files)
+        namespace[files] = table.accepted_files or frozenset(table.files)
         body.append(cg.assign(operand, cg.index(cg.name("_ops"), position)))
     in_files = ast.Compare(left=cg.attribute(cg.name(operand), "file"), ops=[ast.In()],
                            comparators=[cg.name(files)])

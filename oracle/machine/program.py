@@ -34,7 +34,8 @@ class Operand:
 
     ``file`` is the register file as written before the number (``r``, ``u``, ``g``), ``l`` for a
     32-bit immediate, ``d`` for a 64-bit one (``values`` then holds doubles' bit patterns), or
-    the name of an index-less input register (``vThreadIDInGroupFlattened``).
+    the name of an index-less input register (``vThreadIDInGroupFlattened``); ``cb``, ``x`` and
+    ``icb`` name an element (``element``, ``relative``).
     ``components`` holds the letters after the dot, interpreted by ``selection``: a write mask
     (``xy``), a four-letter swizzle (``xyyy``; shorter swizzles are widened by repeating the last
     letter) or one selected component (``x``).
@@ -47,6 +48,12 @@ class Operand:
     components: str = ""
     neg: bool = False
     abs: bool = False
+    #: The element an operand of an element file names in brackets (``x0[2]``, ``cb1[r0.x +
+    #: 2]``, ``icb[5]``): the number written (0 when only a register is), and the register
+    #: component added to it (``relative``: an r# or a numbered x# element, one component
+    #: selected), or None.
+    element: int | None = None
+    relative: Operand | None = None
 
     #: Derived at construction (not compared, hashed or printed): every checker and the
     #: semantics ask for them, and operands are shared by the programs that parse the same line.
@@ -131,6 +138,19 @@ class Program:
     def declaration_of(self, register: str) -> Declaration | None:
         """The (first) declaration that declares ``register`` (``u0``, ``g1``), if any."""
         return self._declaration_by_register.get(register)
+
+
+def element_name(register: str, element: int) -> str:
+    """The name of one element of an indexable temp in a state (``x0[3]``)."""
+    return f"{register}[{element}]"
+
+
+def storage_name(op: Operand) -> str:
+    """Where a register operand's components live in a state: ``r3``, or ``x0[2]`` for a
+    numbered element of an indexable temp (a constant's elements live in its resource)."""
+    if op.element is None or op.relative is not None:
+        return op.register
+    return element_name(op.register, op.element)
 
 
 def register_file(name: str) -> str:

@@ -21,8 +21,11 @@ from sm5.oracle.errors import StateError, shown
 
 U32 = 0xFFFFFFFF
 REGISTER_RE = re.compile(r"^r(\d+)$")
-RESOURCE_RE = re.compile(r"^([gtu])(\d+)$")
-RESOURCE_KINDS = ("raw", "structured", "typed")
+RESOURCE_RE = re.compile(r"^([gtu]|cb)(\d+)$")
+RESOURCE_KINDS = ("raw", "structured", "typed", "constant")
+#: A constant buffer's file and kind: read-only words, 4 per element (FS 7.5).
+CONSTANT_FILE = "cb"
+CONSTANT_KIND = "constant"
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,19 @@ class Step:
     clauses: tuple[str, ...]
     runs: int
     widened: bool
+    #: What its runs met that the sources single out, as flags of the vector (``facts`` of
+    #: :class:`Execution`).
+    facts: tuple[str, ...] = ()
+
+
+#: A run read an element of a constant buffer or the icb past its end (it read 0).
+CONSTANT_PAST_END = "constant-past-end"
+#: ... and the element index was a number alone (no index register): known when compiled.
+CONSTANT_LITERAL_PAST_END = "constant-literal-past-end"
+#: The program starts with temps the sources leave undefined: registers the state does not
+#: give, the elements of its indexable temps (erratum :data:`UNWRITTEN_TEMPS_ERRATUM`).
+UNWRITTEN_TEMPS = "unwritten-temps"
+UNWRITTEN_TEMPS_ERRATUM = "state.uninitialised_temps"
 
 
 @dataclass(frozen=True)
@@ -143,6 +159,9 @@ class Execution:
     reason: str = ""
     notes: tuple[str, ...] = field(default=(), compare=False)
     steps: tuple[Step, ...] = field(default=(), compare=False)
+    #: What the run met that the sources single out (:data:`CONSTANT_PAST_END`): the vector's
+    #: flags of that name, for the predicates that explain an implementation's divergence.
+    facts: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def rejected(self) -> bool:
@@ -266,7 +285,7 @@ def resource_from_json(doc: Any, where: str) -> Resource:
                              where=where)
         count = len(words)
     elif "stride" in doc or "count" in doc or "format" in doc:
-        raise StateError("a raw resource has only kind and data", where=where)
+        raise StateError(f"a {kind} resource has only kind and data", where=where)
     counter = None
     if "counter" in doc:
         if kind != "structured":
@@ -310,8 +329,13 @@ def state_from_json(doc: Any, where: str = "state") -> MachineState:
             if resources[key].counter is not None and not key.startswith("u"):
                 raise StateError("field counter: only a UAV (u#) has a hidden counter",
                                  where=here)
+            if (resources[key].kind == CONSTANT_KIND) != key.startswith(CONSTANT_FILE):
+                raise StateError(f"a constant buffer is a {CONSTANT_FILE}# of kind "
+                                 f"{CONSTANT_KIND}, and a {CONSTANT_FILE}# is nothing else",
+                                 where=here)
         else:
-            raise StateError("unknown state key; expected r#, u#, g#, t# or invocation", where=here)
+            raise StateError("unknown state key; expected r#, u#, g#, t#, cb# or invocation",
+                             where=here)
     return MachineState(registers, resources, invocation)
 
 

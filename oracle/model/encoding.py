@@ -48,6 +48,7 @@ class OperandType:
     scalar: bool
     immediate: bool
     value_dwords: int = 1  # DWORDs per immediate value (2 for IMMEDIATE64)
+    elements: bool = False  # an element index follows the register number (x0[2], icb[2])
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,11 @@ class DeclarationEncoding:
     name: str
     opcode: int
     resource_dimension: str | None
+    #: How the operands are laid out: None (the register operand, then one DWORD per
+    #: number), ``numbers`` (register number and numbers as DWORDs), ``sized`` (the first
+    #: number is the register operand's element index), ``custom_data`` (a counted block).
+    layout: str | None = None
+    custom_data_class: int | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,9 @@ class Encoding:
     operand_modifiers: Mapping[str, int]
     declarations: Mapping[str, DeclarationEncoding]
     resource_dimension: BitField
+    access_pattern: BitField
+    access_patterns: Mapping[str, int]
+    custom_data_class_bits: BitField
     resource_dimensions: Mapping[str, int]
     declaration_flags: Mapping[str, int]
     global_flags: Mapping[str, int]
@@ -139,14 +148,18 @@ def build_encoding(doc: Mapping[str, Any], where: str) -> Encoding:
         operand_types={
             name: OperandType(name, t["type"], t["indexed"], t.get("bare"),
                               t.get("scalar", False), t.get("immediate", False),
-                              t.get("value_dwords", 1))
+                              t.get("value_dwords", 1), t.get("elements", False))
             for name, t in doc["operand_types"].items()},
         extended_operand=_fields(doc["extended_operand"]),
         extended_operand_types=dict(doc["extended_operand_types"]),
         operand_modifiers=dict(doc["operand_modifiers"]),
         declarations={d["name"]: DeclarationEncoding(d["name"], d["opcode"],
-                                                     d.get("resource_dimension"))
+                                                     d.get("resource_dimension"),
+                                                     d.get("layout"), d.get("custom_data_class"))
                       for d in doc["declarations"]},
+        access_pattern=BitField(**doc["access_pattern"]),
+        access_patterns=dict(doc["access_patterns"]),
+        custom_data_class_bits=BitField(**doc["custom_data_class_bits"]),
         resource_dimension=BitField(**doc["resource_dimension"]),
         resource_dimensions=dict(doc["resource_dimensions"]),
         declaration_flags=dict(doc["declaration_flags"]),

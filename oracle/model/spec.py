@@ -77,6 +77,18 @@ class RegisterFile:
     shared: bool = False
     #: The null register: a destination that discards its result.
     discards: bool = False
+    #: Written with a register number (``r3``, ``cb3``); an index-less input is not.
+    numbered: bool = True
+    #: How the element an operand names in brackets is counted: ``declared`` (x#),
+    #: ``bound`` (cb#: the buffer the state binds), ``listed`` (the icb's values); None: the
+    #: file has no elements.
+    elements: str | None = None
+    #: What an element index past the end gives: ``zero`` or an outcome of the program.
+    out_of_range: str | None = None
+    #: The limit (spec/model.yaml ``limits``) that bounds the element count.
+    max_elements: str | None = None
+    #: Operand role -> file: a table listing that file for that role also takes this one.
+    stands_for: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -130,6 +142,25 @@ class Feature:
 
 
 @dataclass(frozen=True)
+class ElementIndex:
+    """The element an operand names (``index`` over ``base`` and ``offset``) and when it lies
+    inside its file's ``count`` elements (``in_range``): rules over 32-bit words."""
+
+    variables: Mapping[str, str]  # name -> type
+    index: Rule
+    in_range: Rule
+    source: SourceRef
+
+    def element(self, base: int, offset: int) -> int:
+        value = self.index.evaluate({"base": base, "offset": offset})
+        assert isinstance(value, int)
+        return value
+
+    def inside(self, index: int, count: int) -> bool:
+        return bool(self.in_range.evaluate({"index": index, "count": count}))
+
+
+@dataclass(frozen=True)
 class Model:
     spec_version: str
     sources: Mapping[str, SourceDoc]
@@ -146,6 +177,7 @@ class Model:
     features: Mapping[str, Feature]
     outcomes: tuple[Outcome, ...]
     acceptance: Mapping[str, AcceptanceForm]
+    element_index: ElementIndex | None = None
 
     @cached_property
     def outcome_names(self) -> tuple[str, ...]:
@@ -236,6 +268,21 @@ class Model:
     def file_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.register_files)
 
+    @cached_property
+    def files_by_name(self) -> Mapping[str, RegisterFile]:
+        return {f.name: f for f in self.register_files}
+
+    @cached_property
+    def element_files(self) -> frozenset[str]:
+        """Register files whose operands name an element in brackets (x#, cb#, icb)."""
+        return frozenset(f.name for f in self.register_files if f.elements is not None)
+
+    def accepted_files(self, role: str, listed: tuple[str, ...]) -> frozenset[str]:
+        """The files an operand of ``role`` takes when its table lists ``listed``: those, and
+        every file that stands for one of them in that role (x# where r# is listed)."""
+        return frozenset(listed) | {f.name for f in self.register_files
+                                    if f.stands_for.get(role) in listed}
+
 
 @dataclass(frozen=True)
 class OperandSpec:
@@ -249,6 +296,9 @@ class OperandSpec:
     swizzles: tuple[str, ...]
     modifiers: tuple[str, ...]
     source: SourceRef
+    #: The files the operand takes: ``files`` and every file that stands for one of them in
+    #: its role (x# where r# is listed; spec/model.yaml ``stands_for``).
+    accepted_files: frozenset[str] = frozenset()
 
     @cached_property
     def feature_names(self) -> tuple[tuple[str, ...], ...]:
@@ -573,13 +623,27 @@ class AuxInstruction:
 @dataclass(frozen=True)
 class DeclarationSpec:
     name: str
-    register: str | None
+    #: The register files it declares (``dcl_input``: each compute input); most declare one.
+    registers: tuple[str, ...]
     declares: str | None
     numbers: tuple[str, ...]
     flags: tuple[str, ...]
     return_type: bool
     global_flags: tuple[str, ...]
     source: SourceRef
+    #: Other spellings of a register file or an access pattern, and what they mean.
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    #: The register is written with its first number in brackets (``x0[4]``, ``cb0[4]``).
+    sized: bool = False
+    #: The access patterns it takes, one of which is written after the numbers.
+    access: tuple[str, ...] = ()
+    #: It lists 4-value elements in braces (the icb's data), kept as its numbers.
+    listed: bool = False
+
+    @property
+    def register(self) -> str | None:
+        """The register file of a declaration that declares one file (None otherwise)."""
+        return self.registers[0] if len(self.registers) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -588,6 +652,8 @@ class Declarations:
     return_types: tuple[str, ...]
     rules: tuple[LegalityRule, ...]
     program_rules: tuple[LegalityRule, ...]
+    #: Defects of the sources about program state, and the readings taken.
+    errata: tuple[Erratum, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -773,7 +839,10 @@ def _build_model(doc: Mapping[str, Any]) -> Model:
                        for r in doc["runtimes"]),
         register_files=tuple(
             RegisterFile(f["name"], f["title"], f["components"], tuple(f["stages"]),
-                         f.get("shared", False), f.get("discards", False))
+                         f.get("shared", False), f.get("discards", False),
+                         f.get("numbered", len(f["name"]) == 1), f.get("elements"),
+                         f.get("out_of_range"), f.get("max_elements"),
+                         dict(f.get("stands_for", {})))
             for f in doc["register_files"]),
         resource_kinds=tuple(ResourceKind(k["file"], k["kind"], k["declaration"])
                              for k in doc["resource_kinds"]),
@@ -792,10 +861,20 @@ def _build_model(doc: Mapping[str, Any]) -> Model:
                                               bool(a.get("values", False)), a["text"],
                                               a["json"], a["check"])
                     for a in doc["acceptance"]},
+        element_index=_element_index(doc["element_index"], "model.yaml"),
     )
     # The queries other modules make of the vocabulary answer now, or the model is refused.
     _ = model.plain_outcome, model.rejected_outcome
     return model
+
+
+def _element_index(doc: Mapping[str, Any], where: str) -> ElementIndex:
+    types = {v["name"]: v["type"] for v in doc["variables"]}
+    known = frozenset(types)
+    return ElementIndex(types, _rule(doc["index"], f"{where}: element_index.index", known,
+                                     types=types),
+                        _rule(doc["in_range"], f"{where}: element_index.in_range", known,
+                              types=types), _src(doc["source"]))
 
 
 def _rule(text: str, where: str, known: frozenset[str] | None,
@@ -836,7 +915,8 @@ def _build_instruction(doc: Mapping[str, Any], path: Path, model: Model) -> Inst
             name=o["name"], role=o["role"], meaning=o["meaning"], files=tuple(o["files"]),
             kinds=tuple(o.get("kinds", ())), selection=o["selection"],
             masks=tuple(o.get("masks", ())), swizzles=tuple(o.get("swizzles", ())),
-            modifiers=tuple(o["modifiers"]), source=_src(o["source"]))
+            modifiers=tuple(o["modifiers"]), source=_src(o["source"]),
+            accepted_files=model.accepted_files(o["role"], tuple(o["files"])))
         for o in doc["operands"])
     for op in operands:
         unknown = sorted(set(op.files) - set(model.file_names))
@@ -1163,9 +1243,10 @@ def _build_declarations(doc: Mapping[str, Any], path: Path, model: Model) -> Dec
     known = frozenset(v["name"] for v in doc["variables"])
     decls = {
         d["name"]: DeclarationSpec(
-            d["name"], d.get("register"), d.get("declares"), tuple(d.get("numbers", ())),
-            tuple(d.get("flags", ())), d.get("return_type", False),
-            tuple(d.get("global_flags", ())), _src(d["source"]))
+            d["name"], _registers(d.get("register")), d.get("declares"),
+            tuple(d.get("numbers", ())), tuple(d.get("flags", ())), d.get("return_type", False),
+            tuple(d.get("global_flags", ())), _src(d["source"]), dict(d.get("aliases", {})),
+            d.get("sized", False), tuple(d.get("access", ())), d.get("listed", False))
         for d in doc["declarations"]}
     rules = []
     for r in doc["rules"]:
@@ -1179,7 +1260,15 @@ def _build_declarations(doc: Mapping[str, Any], path: Path, model: Model) -> Dec
                                   applies=tuple(r["applies"])))
     program_rules = tuple(LegalityRule(r["id"], r["text"], _src(r["source"]), "program")
                           for r in doc["program_rules"])
-    return Declarations(decls, tuple(doc["return_types"]), tuple(rules), program_rules)
+    errata = tuple(Erratum(e["id"], tuple(e["sources"]), e["defect"], e["resolution"])
+                   for e in doc.get("errata", ()))
+    return Declarations(decls, tuple(doc["return_types"]), tuple(rules), program_rules, errata)
+
+
+def _registers(value: str | list[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)
 
 
 def _cross_check(spec: Spec) -> None:

@@ -23,6 +23,16 @@ Per instruction, in this order:
 ``agreement``
     z3 and the Python evaluator agree on every model met above.
 
+For program state (``program_state/<file>/...``, each register file with elements: x#, cb#,
+the icb; ``sm5.oracle.proofs.theorems.state``):
+
+``index``, ``classification``
+    the element index rule is the 32-bit sum of the index register and the number (wrapping
+    mod 2^32); inside / past the end split every index and each happens; an element inside
+    lies within the file's words.
+``byte_offset_wrap``
+    a 32-bit byte-offset bounds check is fooled (counterexample expected).
+
 Per flow-control instruction (``spec/control/``):
 
 ``clauses``
@@ -70,6 +80,12 @@ from sm5.oracle.proofs.theorems.memory import (
 from sm5.oracle.proofs.theorems.outcomes import outcome_consistency
 from sm5.oracle.proofs.theorems.partition import partition
 from sm5.oracle.proofs.theorems.siblings import sibling_differs
+from sm5.oracle.proofs.theorems.state import (
+    byte_offset_theorem,
+    classification_theorem,
+    element_files,
+    index_theorem,
+)
 from sm5.oracle.proofs.theorems.welldefined import well_defined
 from sm5.oracle.proofs.theorems.words import word_results, word_targets
 
@@ -82,6 +98,11 @@ __all__ = ["DEFAULT_WORK", "FORMAT", "TheoremResult", "results_to_json", "run_al
 DEFAULT_WORK = 50_000_000
 FORMAT = "sm5-proofs/1"
 WRAP_KINDS = ("naive_wrap_bytes", "naive_wrap_dwords", "offset_wrap")
+#: The subject of the program-state theorems (one set per register file with elements).
+STATE_SUBJECT = "program_state"
+STATE_THEOREMS: tuple[tuple[str, Callable[..., Found]], ...] = (
+    ("index", index_theorem), ("classification", classification_theorem),
+    ("byte_offset_wrap", byte_offset_theorem))
 
 
 def run_all(spec: Spec | None = None, *, work: int = DEFAULT_WORK, timeout_ms: int | None = None,
@@ -92,8 +113,8 @@ def run_all(spec: Spec | None = None, *, work: int = DEFAULT_WORK, timeout_ms: i
     instruction's theorems stay in one process, in order); the results are the same list as a
     serial run's, times aside. Processes rather than threads: z3 holds the GIL in long checks."""
     spec = spec or load_default()
-    names = (sorted([*spec.instructions, *spec.control.instructions]) if instructions is None
-             else list(instructions))
+    names = ([*sorted([*spec.instructions, *spec.control.instructions]), STATE_SUBJECT]
+             if instructions is None else list(instructions))
     if jobs <= 1 or len(names) < 2:
         results: list[TheoremResult] = []
         for name in names:
@@ -120,6 +141,10 @@ def _run_adopted(name: str, *, work: int, timeout_ms: int | None) -> list[Theore
 
 def run_instruction(spec: Spec, name: str, *, work: int = DEFAULT_WORK,
                     timeout_ms: int | None = None) -> list[TheoremResult]:
+    if name == STATE_SUBJECT:  # the element indices of x#, cb# and the icb
+        return [run_theorem(f"{name}/{file.name}/{kind}", name, kind, Budget(work, timeout_ms),
+                            partial(body, spec.model, file))
+                for file in element_files(spec.model) for kind, body in STATE_THEOREMS]
     control = spec.control.instructions.get(name)
     if control is not None:  # a flow-control instruction: its clauses partition its effect
         return [run_theorem(f"{name}/clauses", name, "clauses", Budget(work, timeout_ms),

@@ -10,10 +10,18 @@
  *           view_count, then per view: file slot kind format stride first_element
  *           num_elements has_counter counter word_count words[word_count]
  *
- *   file: 0 an unordered access view (u#), 1 a shader resource view (t#).
- *   kind: 0 NULL view, 1 raw, 2 structured, 3 typed (format: a DXGI_FORMAT number).
- *   Each view is a window [first_element, first_element + num_elements) of a buffer holding
- *   word_count words (the caller fills the rest with canary words).
+ *   file: 0 an unordered access view (u#), 1 a shader resource view (t#), 2 a constant
+ *   buffer (cb#, slot below D3D11_COMMONSHADER_CONSTANT_BUFFER_API_SLOT_COUNT).
+ *   kind: 0 NULL view (for a cb#: no buffer in its slot), 1 raw, 2 structured, 3 typed
+ *   (format: a DXGI_FORMAT number), 4 constant (the kind of every cb# with words, and of
+ *   nothing else).
+ *   Each UAV or SRV is a window [first_element, first_element + num_elements) of a buffer
+ *   holding word_count words (the caller fills the rest with canary words). A constant buffer
+ *   has no view: its words are its contents, 4 per 16-byte element (num_elements of them, at
+ *   most D3D11_REQ_CONSTANT_BUFFER_ELEMENT_COUNT), format, stride, first_element, has_counter
+ *   and counter are 0. It is created with D3D11_BIND_CONSTANT_BUFFER, ByteWidth the words'
+ *   bytes rounded up to a multiple of 16 (the rest 0s), bound whole with CSSetConstantBuffers,
+ *   and never read back.
  *   has_counter: 1 for a structured UAV whose view has a hidden counter
  *   (D3D11_BUFFER_UAV_FLAG_COUNTER); counter is its initial count (pUAVInitialCounts).
  *
@@ -21,8 +29,10 @@
  *   {"id", "digest", "status": "state", "invocations": N|null, "views": [[words], ...],
  *    "counters": [N|null, ...]}
  *     (invocations: the pipeline statistics' CSInvocations, null when the query is unavailable;
- *     0 means the dispatch did not run; a NULL view reads back as []; counters: per view, the
- *     hidden counter's final count read with CopyStructureCount, null for a view without one)
+ *     0 means the dispatch did not run; views: one per UAV and SRV of the record, in record
+ *     order, constant buffers left out; a NULL view reads back as []; counters: per view of
+ *     views, the hidden counter's final count read with CopyStructureCount, null for a view
+ *     without one)
  *   {"id", "digest", "status": "error", "reason": "..."}       an API call failed
  *   {"id", "digest", "status": "unsupported", "reason": "..."} the device lacks a feature
  * Each line is flushed before the next record is read, so a caller may feed records one at a
@@ -55,8 +65,10 @@
  * GLSL or SPIR-V compiler). A shader object is immutable, so reuse cannot change a result. */
 #define SHADER_CACHE_SIZE 64u
 
-enum view_kind { VIEW_NULL = 0, VIEW_RAW = 1, VIEW_STRUCTURED = 2, VIEW_TYPED = 3 };
-enum view_file { FILE_UAV = 0, FILE_SRV = 1 };
+enum view_kind {
+    VIEW_NULL = 0, VIEW_RAW = 1, VIEW_STRUCTURED = 2, VIEW_TYPED = 3, VIEW_CONSTANT = 4
+};
+enum view_file { FILE_UAV = 0, FILE_SRV = 1, FILE_CB = 2 };
 /* dcl_globalFlags: the opcode and the flag a program sets when it uses doubles. */
 #define OPCODE_DCL_GLOBAL_FLAGS 0x6Au
 #define GLOBAL_FLAG_DOUBLES (1u << 12)
@@ -240,12 +252,21 @@ static int read_record(struct record *r)
         v->has_counter = read_u32();
         v->counter = read_u32();
         v->word_count = read_u32();
-        if (v->file > FILE_SRV || v->kind > VIEW_TYPED
+        if (v->file > FILE_CB || v->kind > VIEW_CONSTANT
             || v->slot >= (v->file == FILE_UAV ? D3D11_1_UAV_SLOT_COUNT
-                                               : D3D11_COMMONSHADER_INPUT_RESOURCE_SLOT_COUNT))
+                           : v->file == FILE_SRV ? D3D11_COMMONSHADER_INPUT_RESOURCE_SLOT_COUNT
+                           : D3D11_COMMONSHADER_CONSTANT_BUFFER_API_SLOT_COUNT))
             malformed("view file, slot or kind out of range");
+        if (v->file == FILE_CB ? v->kind != VIEW_CONSTANT && v->kind != VIEW_NULL
+                               : v->kind == VIEW_CONSTANT)
+            malformed("a constant buffer (file 2) is of kind 4 or 0, and kind 4 is a constant "
+                      "buffer's only");
         if (v->word_count > MAX_WORDS)
             malformed("view larger than 16 Mi words");
+        if (v->kind == VIEW_CONSTANT
+            && (v->word_count == 0 || v->word_count > D3D11_REQ_CONSTANT_BUFFER_ELEMENT_COUNT * 4u))
+            malformed("constant buffer of no words (a NULL one is kind 0) or of more than 4096 "
+                      "elements");
         if (v->kind == VIEW_STRUCTURED && (v->stride == 0 || v->stride % 4 != 0))
             malformed("structured view with a stride that is not a positive multiple of 4");
         if (v->has_counter > 1
@@ -398,6 +419,32 @@ static DXGI_FORMAT view_format(const struct view *v)
            : (DXGI_FORMAT)v->format;
 }
 
+/* A constant buffer: its words in a buffer of its own, ByteWidth rounded up to a multiple of 16
+ * bytes (the words beyond them 0s). No view, no staging copy: it is never read back. */
+static HRESULT create_constant(ID3D11Device *dev, const struct view *v, struct resources *res,
+                               uint32_t i)
+{
+    D3D11_BUFFER_DESC bd;
+    D3D11_SUBRESOURCE_DATA init;
+    uint32_t bytes = (v->word_count * 4u + 15u) & ~15u;
+    uint32_t *padded;
+    HRESULT hr;
+    padded = calloc(bytes / 4u, 4);
+    if (!padded)
+        return E_OUTOFMEMORY;
+    memcpy(padded, v->words, (size_t)v->word_count * 4);
+    memset(&bd, 0, sizeof bd);
+    bd.ByteWidth = bytes;
+    bd.Usage = D3D11_USAGE_IMMUTABLE;
+    bd.BindFlags = D3D11_BIND_CONSTANT_BUFFER;
+    init.pSysMem = padded;
+    init.SysMemPitch = 0;
+    init.SysMemSlicePitch = 0;
+    hr = ID3D11Device_CreateBuffer(dev, &bd, &init, &res->buffers[i]);
+    free(padded);
+    return hr;
+}
+
 static HRESULT create_view(ID3D11Device *dev, const struct view *v, struct resources *res,
                            uint32_t i)
 {
@@ -496,7 +543,7 @@ static int read_counters(ID3D11DeviceContext *ctx, const struct record *r,
 static void print_views(ID3D11DeviceContext *ctx, const struct record *r,
                         struct resources *res, long long invocations)
 {
-    uint32_t i, w;
+    uint32_t i, w, shown;
     D3D11_MAPPED_SUBRESOURCE mapped[MAX_VIEWS];
     long long counts[MAX_VIEWS];
     if (!read_counters(ctx, r, res, counts))
@@ -523,9 +570,11 @@ static void print_views(ID3D11DeviceContext *ctx, const struct record *r,
         printf(",\"invocations\":null,\"views\":[");
     else
         printf(",\"invocations\":%lld,\"views\":[", invocations);
-    for (i = 0; i < r->view_count; i++) {
+    for (i = 0, shown = 0; i < r->view_count; i++) {
         const uint32_t *words = mapped[i].pData;
-        printf(i ? ",[" : "[");
+        if (r->views[i].file == FILE_CB)
+            continue; /* never read back, never reported */
+        printf(shown++ ? ",[" : "[");
         if (!words) {
             printf("]");
             continue;
@@ -536,8 +585,10 @@ static void print_views(ID3D11DeviceContext *ctx, const struct record *r,
         ID3D11DeviceContext_Unmap(ctx, (ID3D11Resource *)res->staging[i], 0);
     }
     printf("],\"counters\":[");
-    for (i = 0; i < r->view_count; i++) {
-        if (i)
+    for (i = 0, shown = 0; i < r->view_count; i++) {
+        if (r->views[i].file == FILE_CB)
+            continue;
+        if (shown++)
             putchar(',');
         if (counts[i] < 0)
             printf("null");
@@ -609,14 +660,16 @@ static void run_record(struct device *d, const struct record *r)
     struct resources res;
     ID3D11UnorderedAccessView *slots[D3D11_1_UAV_SLOT_COUNT];
     ID3D11ShaderResourceView *srv_slots[D3D11_COMMONSHADER_INPUT_RESOURCE_SLOT_COUNT];
+    ID3D11Buffer *cb_slots[D3D11_COMMONSHADER_CONSTANT_BUFFER_API_SLOT_COUNT];
     UINT initial_counts[D3D11_1_UAV_SLOT_COUNT]; /* (UINT)-1: keep the current count */
     D3D11_QUERY_DESC qd;
-    uint32_t i, slot_count = 0, srv_count = 0;
+    uint32_t i, slot_count = 0, srv_count = 0, cb_count = 0;
     long long invocations;
     HRESULT hr;
     memset(&res, 0, sizeof res);
     memset(slots, 0, sizeof slots);
     memset(srv_slots, 0, sizeof srv_slots);
+    memset(cb_slots, 0, sizeof cb_slots);
     memset(initial_counts, 0xFF, sizeof initial_counts);
     if (uses_doubles(r->dxbc, r->dxbc_len) && !d->doubles) {
         reason_line("unsupported", "the program uses doubles and the device has no "
@@ -634,7 +687,7 @@ static void run_record(struct device *d, const struct record *r)
         uint32_t limit = d->level == D3D_FEATURE_LEVEL_11_1 ? D3D11_1_UAV_SLOT_COUNT
                                                            : D3D11_PS_CS_UAV_REGISTER_COUNT;
         char call[64];
-        const char *file = v->file == FILE_UAV ? "u" : "t";
+        const char *file = v->file == FILE_UAV ? "u" : v->file == FILE_SRV ? "t" : "cb";
         if (v->file == FILE_UAV && v->slot >= limit) {
             char text[128];
             snprintf(text, sizeof text, "u%u is beyond the %u UAV slots of this feature level",
@@ -647,9 +700,12 @@ static void run_record(struct device *d, const struct record *r)
             slot_count = v->slot + 1;
         if (v->file == FILE_SRV && v->slot + 1 > srv_count)
             srv_count = v->slot + 1;
+        if (v->file == FILE_CB && v->slot + 1 > cb_count)
+            cb_count = v->slot + 1;
         if (v->kind == VIEW_NULL)
             continue;
-        hr = create_view(d->device, v, &res, i);
+        hr = v->file == FILE_CB ? create_constant(d->device, v, &res, i)
+                                : create_view(d->device, v, &res, i);
         if (FAILED(hr)) {
             snprintf(call, sizeof call, "creating the buffer or view of %s%u", file, v->slot);
             release_resources(&res, r->view_count);
@@ -660,8 +716,10 @@ static void run_record(struct device *d, const struct record *r)
             slots[v->slot] = res.uavs[i];
             if (v->has_counter)
                 initial_counts[v->slot] = v->counter;
-        } else
+        } else if (v->file == FILE_SRV)
             srv_slots[v->slot] = res.srvs[i];
+        else
+            cb_slots[v->slot] = res.buffers[i];
     }
     qd.Query = D3D11_QUERY_PIPELINE_STATISTICS;
     qd.MiscFlags = 0;
@@ -672,6 +730,8 @@ static void run_record(struct device *d, const struct record *r)
                                                   initial_counts);
     if (srv_count)
         ID3D11DeviceContext_CSSetShaderResources(d->context, 0, srv_count, srv_slots);
+    if (cb_count)
+        ID3D11DeviceContext_CSSetConstantBuffers(d->context, 0, cb_count, cb_slots);
     if (res.query)
         ID3D11DeviceContext_Begin(d->context, (ID3D11Asynchronous *)res.query);
     ID3D11DeviceContext_Dispatch(d->context, 1, 1, 1);
@@ -680,9 +740,12 @@ static void run_record(struct device *d, const struct record *r)
     invocations = wait_invocations(d->context, res.query);
     memset(slots, 0, sizeof slots);
     memset(srv_slots, 0, sizeof srv_slots);
+    memset(cb_slots, 0, sizeof cb_slots);
     ID3D11DeviceContext_CSSetUnorderedAccessViews(d->context, 0, slot_count, slots, NULL);
     if (srv_count)
         ID3D11DeviceContext_CSSetShaderResources(d->context, 0, srv_count, srv_slots);
+    if (cb_count)
+        ID3D11DeviceContext_CSSetConstantBuffers(d->context, 0, cb_count, cb_slots);
     ID3D11DeviceContext_CSSetShader(d->context, NULL, NULL, 0);
     hr = ID3D11Device_GetDeviceRemovedReason(d->device);
     if (FAILED(hr))

@@ -10,7 +10,7 @@ Nothing here is specific to one instruction.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from sm5.oracle.errors import ExecError
@@ -20,12 +20,15 @@ from sm5.oracle.execution.bindings import (
     operand_named,
     resource_of,
 )
+from sm5.oracle.execution.indexing import has_element_index, resolve
 from sm5.oracle.execution.semantics.common import Draft
 from sm5.oracle.execution.semantics.lanes import evaluate_lane
 from sm5.oracle.machine.forms import BUILDERS
 from sm5.oracle.machine.operands import components
-from sm5.oracle.machine.program import COMPONENTS, NULL_FILE, Instruction, Program
+from sm5.oracle.machine.program import COMPONENTS, NULL_FILE, Instruction, Program, storage_name
 from sm5.oracle.machine.state import (
+    CONSTANT_LITERAL_PAST_END,
+    CONSTANT_PAST_END,
     U32,
     Accept,
     Execution,
@@ -44,7 +47,22 @@ from sm5.oracle.rulelang.rules import Value
 
 def run_instruction(instruction: Instruction, program: Program, state: MachineState,
                     spec: InstructionSpec, model: Model) -> Execution:
-    """The expected result of one legal instance, with the clauses that fired."""
+    """The expected result of one legal instance, with the clauses that fired.
+
+    Element indices (``x0[r1.x + 2]``) are resolved first, on ``state``
+    (:func:`sm5.oracle.execution.indexing.resolve`)."""
+    facts: tuple[str, ...] = ()
+    if has_element_index(instruction):
+        registers = state.registers
+        written = instruction
+        instruction = resolve(instruction, program, model,
+                              lambda name, component: _component(registers, name, component))
+        past = [before.relative is None for before, op in zip(written.operands,
+                                                              instruction.operands, strict=True)
+                if op.element is not None and op.register in state.resources
+                and 4 * op.element + 4 > len(state.resources[op.register].data)]
+        if past:
+            facts = (CONSTANT_PAST_END, *((CONSTANT_LITERAL_PAST_END,) if any(past) else ()))
     draft = Draft.of(state)
     semantics = spec.semantics
     # Several destinations may share a register component: their writes are gathered and
@@ -64,7 +82,15 @@ def run_instruction(instruction: Instruction, program: Program, state: MachineSt
         # Every destination is the null register: nothing is evaluated or written, and the
         # final state is exactly the initial one (the vocabulary's first exact outcome).
         execution = replace(execution, outcomes=(model.plain_outcome,))
-    return execution
+    return replace(execution, facts=facts) if facts else execution
+
+
+def _component(registers: Mapping[str, tuple[int, int, int, int]], name: str,
+               component: int) -> int:
+    try:
+        return registers[name][component]
+    except KeyError:
+        raise ExecError(f"the state has no {name}") from None
 
 
 class Writes:
@@ -162,7 +188,7 @@ def _targets(spec: InstructionSpec, instruction: Instruction, lane: int, name: s
     lanes = spec.semantics.lanes
     letters = op.components if lanes is None else lane_components(lanes.type, op.components,
                                                                   lane)
-    return [(op.register, COMPONENTS.index(c)) for c in letters]
+    return [(storage_name(op), COMPONENTS.index(c)) for c in letters]
 
 
 def _access(spec: InstructionSpec, model: Model, instruction: Instruction,
