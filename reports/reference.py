@@ -10,14 +10,14 @@ Pages are pure functions of their inputs: the same files give the same bytes.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.model.spec import Binding, InstructionSpec, SourceRef, Spec
+from sm5.oracle.model.spec import Binding, Erratum, InstructionSpec, SourceRef, Spec
 
 #: Worked examples shown in full per instruction (every case is listed by name).
 HAND_CASES_SHOWN = 3
@@ -370,12 +370,13 @@ def control_page(spec: Spec, *, hand: Path, golden: Path) -> str:
     out += ["", "## Structure rules", "", "| rule | text | source |", "|---|---|---|"]
     out += [f"| `{r.id}` | {_cell(r.text)} | {_source(spec, r.source)} |"
             for r in control.rules]
-    out += ["", "## Errata", ""]
-    for e in control.errata:
-        out += [f"- **`{e.id}`** ({', '.join(e.sources)}): {e.defect} *Resolution:* "
-                f"{e.resolution}"]
-    out.append("")
+    out += ["", "## Errata", "", *_errata_lines(control.errata), ""]
     return "\n".join(out)
+
+
+def _errata_lines(errata: Iterable[Erratum]) -> list[str]:
+    return [f"- **`{e.id}`** ({', '.join(e.sources)}): {e.defect} *Resolution:* {e.resolution}"
+            for e in errata]
 
 
 #: The generated page of program state: the register files with elements, the declarations,
@@ -425,11 +426,7 @@ def state_page(spec: Spec, *, hand: Path, golden: Path) -> str:
     out += ["", f"{cases.get(STATE_SUBJECT, 0)} hand cases (`tests/hand/{STATE_SUBJECT}.yaml`), "
             f"{vectors.get(STATE_SUBJECT, 0)} golden vectors (`{STATE_SUBJECT}.jsonl`) and "
             f"{vectors.get(STATE_REJECTS, 0)} must-reject programs (`{STATE_REJECTS}.jsonl`).",
-            "", "## Errata", ""]
-    for e in decls.errata:
-        out += [f"- **`{e.id}`** ({', '.join(e.sources)}): {e.defect} *Resolution:* "
-                f"{e.resolution}"]
-    out.append("")
+            "", "## Errata", "", *_errata_lines(decls.errata), ""]
     return "\n".join(out)
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from d3d11_runner import create_runner
 
 from sm5.conformance.compare import FAILING, Verdict, judge, verdict_without_running
 from sm5.conformance.d3d11 import adapter as d3d11_adapter
@@ -33,12 +33,10 @@ from sm5.conformance.d3d11.adapter import (
     CAPABILITIES,
     MAX_TGSM_WORDS,
     D3D11Runner,
-    TargetUnavailable,
-    create,
     needs_isolation,
 )
 from sm5.conformance.d3d11.expectations_file import FILES
-from sm5.conformance.d3d11.host import dxvk_version, runner_path
+from sm5.conformance.d3d11.host import dxvk_version
 from sm5.conformance.d3d11.stream import record_of, write_stream
 from sm5.conformance.expect_check import check_expectations
 from sm5.conformance.expectations import NONE, Expectations, load_expectations
@@ -64,26 +62,9 @@ def _structured(stride: int, count: int, data: list[int]) -> dict[str, Any]:
     return {"kind": "structured", "stride": stride, "count": count, "data": data}
 
 
-BUILD_SCRIPT = Path(__file__).resolve().parents[1] / "runners" / "d3d11" / "build.sh"
-MINGW_CC = "x86_64-w64-mingw32-gcc"
-
-
-def _create(variant: str = "") -> D3D11Runner:
-    """The adapter; the runner is built (or rebuilt, when runner.c changed) first when
-    mingw-w64 is here and no other runner is named."""
-    if shutil.which(MINGW_CC) and (not runner_path().is_file()
-                                   or not os.environ.get("SM5_D3D11_RUNNER")):
-        subprocess.run(["bash", str(BUILD_SCRIPT)], check=True, timeout=300,
-                       stdout=subprocess.DEVNULL)
-    try:
-        return create(variant)
-    except TargetUnavailable as exc:
-        pytest.skip(f"D3D11 under Wine unavailable: {exc}")
-
-
 @pytest.fixture(scope="module")
 def adapter() -> Iterator[D3D11Runner]:
-    impl = _create()
+    impl = create_runner()
     yield impl
     impl.close()
 
@@ -258,7 +239,7 @@ def test_replay_of_the_runner_output_gives_the_same_verdicts(golden: GoldenRun,
 @pytest.mark.slow
 def test_vulkan_renderer_subset_passes_with_its_expectations_file(
         tmp_path_factory: pytest.TempPathFactory) -> None:
-    impl = _create("vulkan")
+    impl = create_runner("vulkan")
     try:
         _check_run(_golden_run(impl, "vulkan", tmp_path_factory))
     finally:
@@ -342,7 +323,7 @@ def test_out_of_bounds_tgsm_runs_in_the_quarantine(adapter: D3D11Runner) -> None
 def test_a_runner_that_hangs_is_killed_and_replaced(tmp_path: Path) -> None:
     """A time-out in the main process is tried once more in a fresh runner process with four
     times the limit; only the second time-out is the verdict, naming both limits."""
-    impl = _create()
+    impl = create_runner()
     try:
         impl._main.timeout = 0.001  # no reply can come that fast: the wait times out
         result = impl.run(NULL_VIEW)
@@ -363,7 +344,7 @@ def test_a_time_out_that_does_not_come_back_is_not_the_verdict(
     """A vector whose first wait times out (a busy machine) and whose retry in a fresh runner
     process answers gets the retry's result: the machine's load does not decide a verdict."""
     monkeypatch.setattr(d3d11_adapter, "RETRY_TIMEOUT_FACTOR", 60_000.0)  # 0.001 s -> 60 s
-    impl = _create()
+    impl = create_runner()
     try:
         impl._main.timeout = 0.001
         result = impl.run(NULL_VIEW)
@@ -375,7 +356,7 @@ def test_a_time_out_that_does_not_come_back_is_not_the_verdict(
 
 
 def test_the_vulkan_renderer_drops_a_dispatch_with_a_null_view() -> None:
-    impl = _create("vulkan")
+    impl = create_runner("vulkan")
     try:
         assert impl.name == "d3d11:vulkan"
         dropped = impl.run(NULL_VIEW)
@@ -475,7 +456,7 @@ def test_the_subset_runs_the_counter_vectors(golden: GoldenRun) -> None:
 def test_the_vulkan_renderer_does_not_count() -> None:
     """wined3d's Vulkan renderer keeps the count set through the API away from the shader (the
     hidden-counter-not-bound entry of expectations-vulkan.yaml)."""
-    impl = _create("vulkan")
+    impl = create_runner("vulkan")
     try:
         vector = _vector(["dcl_uav_structured u0, 4", "imm_atomic_alloc r1.x, u0"],
                          {"r1": [9, 9, 9, 9], "u0": _counted(4, 1, [7], 5)})
@@ -495,7 +476,7 @@ def test_dxvk_runs_a_golden_section_with_doubles_and_names_its_version() -> None
     """DXVK reports doubles, so the double conversions run (Wine's d3d11 has none); every
     verdict is as its expectations file says, and the results name the version the setup
     recorded."""
-    impl = _create("dxvk")
+    impl = create_runner("dxvk")
     expectations = load_expectations(FILES["dxvk"])
     assert impl.name == "d3d11:dxvk"
     assert impl.version and impl.version == dxvk_version()
@@ -511,7 +492,7 @@ def test_dxvk_runs_the_whole_golden_set_with_its_expectations_file() -> None:
     """``sm5 conform --impl d3d11:dxvk --expect expectations-dxvk.yaml --check-expect``: no
     failure the file does not explain, and every entry of it matches vectors and explains a
     divergence."""
-    impl = _create("dxvk")
+    impl = create_runner("dxvk")
     expectations = load_expectations(FILES["dxvk"])
     report = run(impl, None, expectations)
     vectors = [v for _, _, v in iter_selected(vector_files(None))]

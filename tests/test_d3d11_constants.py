@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import struct
 import subprocess
 from collections.abc import Iterator, Mapping
@@ -19,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from d3d11_runner import create_runner
 
 from sm5.conformance.compare import judge
-from sm5.conformance.d3d11.adapter import D3D11Runner, TargetUnavailable, create
-from sm5.conformance.d3d11.host import runner_path
+from sm5.conformance.d3d11.adapter import D3D11Runner
 from sm5.conformance.d3d11.stream import (
     FILE_CODES,
     KIND_CODES,
@@ -192,22 +191,9 @@ def test_a_reply_leaves_the_constant_buffer_out_and_so_does_the_state() -> None:
 # --------------------------------------------------------------------------- Wine's d3d11
 
 
-def _create(variant: str) -> D3D11Runner:
-    """The adapter; the runner is built (or rebuilt, when runner.c changed) first when
-    mingw-w64 is here and no other runner is named (as test_d3d11_conformance does)."""
-    if shutil.which(MINGW_CC) and (not runner_path().is_file()
-                                   or not os.environ.get("SM5_D3D11_RUNNER")):
-        subprocess.run(["bash", str(BUILD_SCRIPT)], check=True, timeout=300,
-                       stdout=subprocess.DEVNULL)
-    try:
-        return create(variant)
-    except TargetUnavailable as exc:
-        pytest.skip(f"D3D11 under Wine unavailable: {exc}")
-
-
 @pytest.fixture(scope="module", params=["gl", "vulkan", "dxvk"])
 def adapter(request: pytest.FixtureRequest) -> Iterator[D3D11Runner]:
-    impl = _create("" if request.param == "gl" else request.param)
+    impl = create_runner("" if request.param == "gl" else request.param)
     yield impl
     impl.close()
 

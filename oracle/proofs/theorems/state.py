@@ -25,6 +25,7 @@ order ``base, offset, count``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import z3
@@ -101,6 +102,26 @@ def _lexmin(solver: Any, budget: Budget, env: Mapping[str, Any],
     return found
 
 
+@dataclass(frozen=True)
+class _Terms:
+    """The rules of ``element_index`` over 32-bit symbols: the element named and whether it
+    lies inside ``count`` elements."""
+
+    rules: ElementIndex
+    env: Mapping[str, Any]
+    index: Any
+    count: Any
+    inside: Any
+
+
+def _terms(model: Model) -> _Terms:
+    rules = model.element_index
+    assert rules is not None
+    env = _symbols(rules)
+    index = _index(rules, env)
+    return _Terms(rules, env, index, env["count"], _inside(rules, env, index))
+
+
 def index_theorem(model: Model, file: RegisterFile, budget: Budget) -> Found:
     """The index rule is the 32-bit sum: exact sum modulo 2^32 for every base and offset."""
     rules = model.element_index
@@ -126,12 +147,8 @@ def index_theorem(model: Model, file: RegisterFile, budget: Budget) -> Found:
 def classification_theorem(model: Model, file: RegisterFile, budget: Budget) -> Found:
     """in_range and past the end split every index, each can hold, and an in-range element's
     words lie inside the file's data."""
-    rules = model.element_index
-    assert rules is not None
-    env = _symbols(rules)
-    index = _index(rules, env)
-    count = env["count"]
-    inside = _inside(rules, env, index)
+    terms = _terms(model)
+    env, index, count, inside = terms.env, terms.index, terms.count, terms.inside
     solver = new_solver()
     solver.add(_count_range(model, file, count))
     # the element's last word and the file's word count, exactly (on 36 bits)
@@ -156,12 +173,9 @@ def classification_theorem(model: Model, file: RegisterFile, budget: Budget) -> 
 
 def byte_offset_theorem(model: Model, file: RegisterFile, budget: Budget) -> Found:
     """A counterexample expected: the 32-bit byte offset check admits an index past the end."""
-    rules = model.element_index
-    assert rules is not None
-    env = _symbols(rules)
-    index = _index(rules, env)
-    count = env["count"]
-    inside = _inside(rules, env, index)
+    terms = _terms(model)
+    rules, env, index, count, inside = (terms.rules, terms.env, terms.index, terms.count,
+                                        terms.inside)
     naive = z3.ULT(index * ELEMENT_BYTES, count * ELEMENT_BYTES)
     solver = new_solver()
     solver.add(_count_range(model, file, count), z3.UGT(count, 0), z3.Not(inside), naive,
