@@ -152,3 +152,19 @@ def test_element_indices_past_32_bits_are_one_clear_error() -> None:
         with pytest.raises(AsmError) as info:
             parse_program([text])
         assert fragment in info.value.message, text
+
+
+def test_an_undecided_branch_widens_every_element_an_index_may_write() -> None:
+    """A condition read from a temp the state does not give cannot be split: every word the
+    program may write becomes anything, every element of an x# written through an index
+    register included (and the program still ends with a verdict on the rest)."""
+    result = _run(["dcl_indexableTemp x0[2], 4", "dcl_uav_raw u0",
+                   "mov x0[r1.x + 0].x, l(5)", "if_nz r7.x", "mov r0.x, x0[1].x", "endif",
+                   "store_raw u0.x, l(0), r0.x"],
+                  {"r0": [3, 3, 3, 3], "r1": [1, 0, 0, 0], "u0": {"kind": "raw", "data": [9]}})
+    assert result.outcomes == ("defined",)
+    doc = expected_to_json(result.state)  # type: ignore[arg-type]
+    assert doc["r0"] == [None, 3, 3, 3]
+    assert doc["r1"] == [1, 0, 0, 0]
+    assert doc["u0"] is None  # a store of the widened program: the whole view
+    assert doc["r7"] == [None] * 4

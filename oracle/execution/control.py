@@ -30,7 +30,7 @@ from sm5.oracle.execution.interpreter import (
     initial_state,
     join,
     members,
-    plan_step,
+    plan_any_element,
     run_step,
     widen,
 )
@@ -357,7 +357,7 @@ def _widen_program(run: _Run, state: ExpectedState) -> ExpectedState:
     for instruction in run.program.instructions:
         ins_spec = spec.instructions.get(instruction.name)
         if ins_spec is not None:
-            plan = plan_step(instruction, ins_spec, spec.model)
+            plan = plan_any_element(instruction, run.program, ins_spec, spec.model)
             state = widen(state, plan, run.start.resources, spec.model.shared_memory_files)
     return state
 

@@ -458,35 +458,48 @@ def _widen_unknown_index(instruction: Instruction, program: Program, state: Expe
     written temp: every element of it); where it may be past the end, the program is
     undefined (:class:`ProgramUndefined`, raised)."""
     declared = declared_files(model)
+    rules = model.element_index
+    assert rules is not None
+    for op in instruction.operands:
+        if op.element is None or op.relative is None or op.file not in declared:
+            continue
+        index = op.relative
+        accept = _register_word(state, storage_name(index), COMPONENTS.index(index.components))
+        count = element_count(program, op.register)
+        values = members(accept)
+        if values is None or any(not rules.inside(rules.element(v, op.element), count)
+                                 for v in values):
+            outcome = model.files_by_name[op.file].out_of_range
+            raise ProgramUndefined(str(outcome), instruction.line)
+    return widen(state, plan_any_element(instruction, program, spec, model), shapes,
+                 model.shared_memory_files)
+
+
+def plan_any_element(instruction: Instruction, program: Program, spec: InstructionSpec,
+                     model: Model) -> StepPlan:
+    """The read and write sets of an instruction whatever element its indices name: an
+    indexable temp it writes through an index register may be written in every element."""
+    declared = declared_files(model)
     static: list[Operand] = []
     arrays: list[tuple[str, int, tuple[int, ...]]] = []
     for position, op in enumerate(instruction.operands):
         if op.element is None or op.relative is None:
             static.append(op)
             continue
-        index = op.relative
-        accept = _register_word(state, storage_name(index), COMPONENTS.index(index.components))
-        if op.file in declared:
-            count = element_count(program, op.register)
-            values = members(accept)
-            rules = model.element_index
-            assert rules is not None
-            if values is None or any(not rules.inside(rules.element(v, op.element), count)
-                                     for v in values):
-                outcome = model.files_by_name[op.file].out_of_range
-                raise ProgramUndefined(str(outcome), instruction.line)
-            if spec.operands[position].role == "dst":
-                letters = op.components or COMPONENTS
-                arrays.append((op.register, count, tuple(COMPONENTS.index(c) for c in letters)))
+        if op.file in declared and spec.operands[position].role == "dst":
+            letters = op.components or COMPONENTS
+            arrays.append((op.register, element_count(program, op.register),
+                           tuple(COMPONENTS.index(c) for c in letters)))
         static.append(replace(op, element=0 if op.file in declared else op.element,
                               relative=None))
     plan = plan_step(replace(instruction, operands=tuple(static)), spec, model)
+    if not arrays:
+        return plan
     written = dict(plan.written_components)
     for register, count, components in arrays:
         for element in range(count):
             written[element_name(register, element)] = components
-    return widen(state, replace(plan, written_components=written), shapes,
-                 model.shared_memory_files)
+    return replace(plan, written_components=written)
 
 
 def _resolve(values: Sequence[int], tracked: Sequence[Word], state: ExpectedState) -> Accept:
