@@ -25,9 +25,16 @@ from sm5.oracle.model.spec import (
     load_default,
     load_spec,
 )
-from sm5.oracle.proofs import DEFAULT_WORK, results_to_json, run_all
+from sm5.oracle.proofs import (
+    DEFAULT_WORK,
+    STATE_SUBJECT,
+    STATE_THEOREMS,
+    results_to_json,
+    run_all,
+)
 from sm5.oracle.proofs.theorems.availability import availability
 from sm5.oracle.proofs.theorems.base import TheoremResult
+from sm5.oracle.proofs.theorems.state import element_files
 from sm5.oracle.rulelang.rules import Value
 
 SPEC = load_default()
@@ -89,9 +96,12 @@ def test_the_expected_theorems_exist(results: list[TheoremResult],
     whole = request.node.callspec.params["results"] == "whole"
     if whole:  # the flow-control instructions: one theorem each, their clauses' partition
         control = set(SPEC.control.instructions)
-        assert proved == set(SPEC.instructions) | control
+        assert proved == set(SPEC.instructions) | control | {STATE_SUBJECT}
         assert {f"{name}/clauses" for name in control} <= names
-        proved -= control
+        # program state: three theorems per register file with elements
+        assert {f"{STATE_SUBJECT}/{f.name}/{kind}" for f in element_files(SPEC.model)
+                for kind, _ in STATE_THEOREMS} <= names
+        proved -= control | {STATE_SUBJECT}
     else:
         assert proved == set(one_per_shape(SPEC, BY_HAND))
     assert len(proved) >= 10
@@ -154,6 +164,20 @@ def test_witnesses_are_complete_concrete_and_fire_their_clauses(
     seen = 0
     for r in results:
         assert len(r.claims) == len(r.witnesses)
+        if r.instruction == STATE_SUBJECT:  # element indices: 32-bit words and what they show
+            rules = SPEC.model.element_index
+            assert rules is not None
+            for witness, claimed in zip(r.witnesses, r.claims, strict=True):
+                seen += 1
+                assert set(witness) <= set(rules.variables) and claimed
+                assert all(isinstance(v, int) and 0 <= v <= 0xFFFFFFFF for v in witness.values())
+                element = rules.element(int(witness["base"]), int(witness["offset"]))
+                if "wraps" in claimed:
+                    assert int(witness["base"]) + int(witness["offset"]) >= 1 << 32
+                if "count" in witness:
+                    inside = rules.inside(element, int(witness["count"]))
+                    assert inside == ("in_range" in claimed) != ("past_end" in claimed)
+            continue
         control = SPEC.control.instructions.get(r.instruction)
         if control is not None:  # a flow-control partition: a witness per clause
             for witness, claimed in zip(r.witnesses, r.claims, strict=True):
@@ -340,7 +364,7 @@ def test_defined_with_a_memory_outcome_fails_outcome_consistency(tmp_path: Path)
 def test_word_results_exist_for_every_lane_less_result_and_counter(
         results: list[TheoremResult]) -> None:
     table = by_name(results)
-    names = {r.instruction for r in results} - set(SPEC.control.instructions)
+    names = {r.instruction for r in results} - set(SPEC.control.instructions) - {STATE_SUBJECT}
     for instruction in map(SPEC.instruction, sorted(names)):
         sem = instruction.semantics
         writes_word = (sem.result is not None and sem.lanes is None) or sem.counter is not None

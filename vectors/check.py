@@ -24,6 +24,7 @@ import jsonschema
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.files.jsonl import decode_line
 from sm5.oracle.files.yamlio import schema
+from sm5.oracle.machine.state import UNWRITTEN_TEMPS, UNWRITTEN_TEMPS_ERRATUM
 from sm5.oracle.model.spec import Spec, load_default
 from sm5.vectors import incremental
 from sm5.vectors.build import to_vector
@@ -140,14 +141,19 @@ def oracle_problems(vector: Vector, spec: Spec) -> list[str]:
 
 
 def justification_problems(vector: Vector) -> list[str]:
-    """Every non-exact acceptance set is named in ``allowed_by`` by a fired clause."""
+    """Every non-exact acceptance set is named in ``allowed_by`` by a fired clause, or by the
+    erratum that leaves temps undefined where the program starts with some (flag
+    ``unwritten-temps``)."""
     expect = vector.expect
     if "state" not in expect:
         return []
     because: Mapping[str, Sequence[str]] = expect.get("allowed_by", {})
+    allowed = set(vector.clauses)
+    if UNWRITTEN_TEMPS in vector.flags:
+        allowed.add(UNWRITTEN_TEMPS_ERRATUM)
     out = []
     for location, clauses in because.items():
-        stray = [c for c in clauses if c not in vector.clauses]
+        stray = [c for c in clauses if c not in allowed]
         if stray:
             out.append(f"allowed_by.{location} names {', '.join(stray)}, which did not fire")
     for location in non_exact_locations(expect["state"]):

@@ -40,6 +40,9 @@ WORD_BITS = 32
 ELEMENT_BYTES = 16
 #: The order in which witnesses are minimised.
 ORDER = ("base", "offset", "count")
+#: What a witness shows (its claims): the element is inside the count, past the end, or the
+#: sum of base and offset passes 2^32.
+INSIDE, PAST_END, WRAPS = "in_range", "past_end", "wraps"
 
 
 def shown(file: RegisterFile) -> str:
@@ -141,7 +144,7 @@ def index_theorem(model: Model, file: RegisterFile, budget: Budget) -> Found:
     wrap = _lexmin(solver, budget, env, ORDER[:2])
     return Found("proved", f"the element of {shown(file)} is (base + offset) mod 2^32 for every "
                  "32-bit base and offset; the smallest wrapping sum is "
-                 f"{wrap['base']:#x} + {wrap['offset']} = element 0", (wrap,))
+                 f"{wrap['base']:#x} + {wrap['offset']} = element 0", (wrap,), ((WRAPS,),))
 
 
 def classification_theorem(model: Model, file: RegisterFile, budget: Budget) -> Found:
@@ -156,19 +159,23 @@ def classification_theorem(model: Model, file: RegisterFile, budget: Budget) -> 
     if budget.check(solver, inside, z3.UGE(last_word, z3.ZeroExt(4, count) * 4)):
         return Found("failed", f"an in-range element of {shown(file)} reaches past its words")
     witnesses: list[dict[str, Value]] = []
-    for label, query in (("inside", inside), ("past the end", z3.Not(inside)),
-                         ("inside by a wrap", z3.And(inside, _wraps(env)))):
+    claims: list[tuple[str, ...]] = []
+    for label, query, claim in (("inside", inside, (INSIDE,)),
+                                ("past the end", z3.Not(inside), (PAST_END,)),
+                                ("inside by a wrap", z3.And(inside, _wraps(env)),
+                                 (INSIDE, WRAPS))):
         solver.push()
         solver.add(query)
         if not budget.check(solver):
             solver.pop()
             return Found("failed", f"no index of {shown(file)} is {label}")
         witnesses.append(_lexmin(solver, budget, env, ORDER))
+        claims.append(claim)
         solver.pop()
     limit = model.limits.get(file.max_elements or "", 0)
     return Found("proved", f"every 32-bit index of {shown(file)} is inside its count or past its "
                  f"end, never both; both happen for counts up to {limit}; an element inside "
-                 "lies within the file's 4 x count words", tuple(witnesses))
+                 "lies within the file's 4 x count words", tuple(witnesses), tuple(claims))
 
 
 def byte_offset_theorem(model: Model, file: RegisterFile, budget: Budget) -> Found:
@@ -189,4 +196,4 @@ def byte_offset_theorem(model: Model, file: RegisterFile, budget: Budget) -> Fou
                  f"checking the 32-bit byte offset 16 * index < 16 * count lets element "
                  f"{element:#x} of {shown(file)} with {witness['count']} element(s) in (16 * "
                  f"{element:#x} wraps to {(16 * element) & 0xFFFFFFFF:#x}): D3D reads it as "
-                 f"past the end", (witness,))
+                 f"past the end", (witness,), ((PAST_END,),))
