@@ -12,12 +12,13 @@ import json
 import os
 import struct
 import subprocess
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from constant_buffer_cases import BY_HAND, FAMILIES, GOLDEN, WORDS, dynamic, hand_vector
 from d3d11_runner import create_runner
 
 from sm5.conformance.compare import judge
@@ -42,29 +43,6 @@ from sm5.conformance.run import iter_selected
 from sm5.vectors.format import Vector
 
 ROOT = Path(__file__).resolve().parents[1]
-BUILD_SCRIPT = ROOT / "runners" / "d3d11" / "build.sh"
-MINGW_CC = "x86_64-w64-mingw32-gcc"
-GOLDEN = ROOT / "vectors" / "golden" / "program_state.jsonl"
-FAMILIES = ("program_state/constant-buffer-dynamic-index/",
-            "program_state/constant-buffer-operands/")
-#: cb0 of two elements, 1..8.
-WORDS = [1, 2, 3, 4, 5, 6, 7, 8]
-DYNAMIC = ["dcl_constantBuffer cb0[2], dynamicIndexed", "dcl_uav_raw u0",
-           "mov r0.xyzw, cb0[r1.x + 0].xyzw", "store_raw u0.xyzw, l(0), r0.xyzw"]
-#: The element index in r1.x, and what cb0[r1.x] reads (worked out by hand: element 1 is words
-#: 4..7; elements 2 and 0xFFFFFFFF are past the end of the bound buffer and read 0, FS 7.5).
-BY_HAND = [(1, [5, 6, 7, 8]), (2, [0, 0, 0, 0]), (0xFFFFFFFF, [0, 0, 0, 0])]
-
-
-def _vector(program: list[str], state: Mapping[str, Any], vid: str = "hand/cb") -> Vector:
-    return Vector(vid, tuple(program), "cs_5_0", "11.0", dict(state), {})
-
-
-def _dynamic(index: int, words: list[int] | None = None) -> Vector:
-    return _vector(DYNAMIC, {"cb0": {"kind": "constant", "data": WORDS if words is None
-                                     else words},
-                             "r0": [7, 7, 7, 7], "r1": [index, 0, 0, 0],
-                             "u0": {"kind": "raw", "data": [0xDEAD] * 4}})
 
 
 # --------------------------------------------------------------------------- the stream
@@ -106,7 +84,7 @@ def _read_stream(data: bytes) -> list[dict[str, Any]]:
 
 
 def test_a_constant_buffer_is_file_2_kind_4_with_its_words_as_they_are() -> None:
-    record = record_of(_dynamic(1))
+    record = record_of(dynamic(1))
     assert [v.register for v in record.views] == ["u0", "cb0", "u1"]
     cb0 = record.views[1]
     assert (FILE_CODES["cb"], KIND_CODES["constant"]) == (2, 4)
@@ -118,7 +96,7 @@ def test_a_constant_buffer_is_file_2_kind_4_with_its_words_as_they_are() -> None
 
 
 def test_a_constant_view_round_trips_through_the_stream() -> None:
-    records = [record_of(_dynamic(1)), record_of(_vector(
+    records = [record_of(dynamic(1)), record_of(hand_vector(
         ["dcl_constantBuffer cb3[1], immediateIndexed", "dcl_uav_raw u0",
          "store_raw u0.x, l(0), cb3[0].y"],
         {"cb3": {"kind": "constant", "data": [10, 20, 30, 40]},
@@ -141,12 +119,12 @@ def test_a_constant_view_round_trips_through_the_stream() -> None:
 
 
 def test_the_contents_of_a_constant_buffer_are_part_of_the_digest() -> None:
-    assert record_of(_dynamic(1)).digest != record_of(_dynamic(1, [1, 2, 3, 4, 5, 6, 7, 9])).digest
+    assert record_of(dynamic(1)).digest != record_of(dynamic(1, [1, 2, 3, 4, 5, 6, 7, 9])).digest
 
 
 def test_constant_buffers_the_d3d11_api_cannot_bind_are_not_expressible() -> None:
     def store(register: str, words: list[int]) -> Vector:
-        return _vector([f"dcl_constantBuffer {register}[0], dynamicIndexed", "dcl_uav_raw u0",
+        return hand_vector([f"dcl_constantBuffer {register}[0], dynamicIndexed", "dcl_uav_raw u0",
                         f"store_raw u0.x, l(0), {register}[0].x"],
                        {register: {"kind": "constant", "data": words},
                         "u0": {"kind": "raw", "data": [0]}})
@@ -167,7 +145,7 @@ def _reply(record: Record, read_back: list[tuple[int, ...]]) -> Reply:
 
 
 def test_a_reply_leaves_the_constant_buffer_out_and_so_does_the_state() -> None:
-    record = record_of(_dynamic(1))
+    record = record_of(dynamic(1))
     u0, _, state = record.views
     found_u0 = list(u0.words)
     found_u0[u0.window[0]:u0.window[1]] = [5, 6, 7, 8]
@@ -201,7 +179,7 @@ def adapter(request: pytest.FixtureRequest) -> Iterator[D3D11Runner]:
 @pytest.mark.parametrize(("index", "expected"), BY_HAND)
 def test_the_runner_binds_the_constant_buffer(adapter: D3D11Runner, index: int,
                                               expected: list[int]) -> None:
-    result = adapter.run(request_vector(_dynamic(index)))
+    result = adapter.run(request_vector(dynamic(index)))
     assert result.status == "state", result.reason
     assert result.state is not None
     assert result.state["r0"] == expected and result.state["u0"]["data"] == expected
@@ -211,7 +189,7 @@ def test_the_runner_binds_the_constant_buffer(adapter: D3D11Runner, index: int,
 def test_the_runner_rounds_a_constant_buffer_up_to_16_bytes(adapter: D3D11Runner) -> None:
     """A buffer of 6 words (the stream allows it; a vector's cb# is whole elements) is created
     8 words long, the last two 0s."""
-    record = record_of(_dynamic(1))
+    record = record_of(dynamic(1))
     cb0 = record.views[1]
     short = replace(cb0, words=cb0.words[:6], window=(0, 6))
     result = adapter.run_record(replace(record, views=(record.views[0], short,
@@ -258,7 +236,7 @@ def _launch(adapter: D3D11Runner, stream: Path) -> tuple[int, list[dict[str, Any
 
 def test_the_reply_holds_no_constant_buffer(adapter: D3D11Runner, tmp_path: Path) -> None:
     """The runner's own output: views and counters for u0 and the state buffer, none for cb0."""
-    record = record_of(_dynamic(1))
+    record = record_of(dynamic(1))
     stream = tmp_path / "cb.sm5d3d11"
     stream.write_bytes(write_stream([record]))
     code, lines = _launch(adapter, stream)

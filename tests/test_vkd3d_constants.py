@@ -11,10 +11,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
+from constant_buffer_cases import (
+    BY_HAND,
+    DYNAMIC,
+    FAMILIES,
+    GOLDEN,
+    WORDS,
+    dynamic,
+    hand_vector,
+)
 
 import sm5.conformance.vkd3d.adapter as adapter_module
 from sm5.conformance.compare import judge
@@ -41,32 +49,8 @@ from sm5.oracle.machine.program import register_file
 from sm5.oracle.machine.state import state_from_json
 from sm5.vectors.format import Vector
 
-ROOT = Path(__file__).resolve().parents[1]
-GOLDEN = ROOT / "vectors" / "golden" / "program_state.jsonl"
-FAMILIES = ("program_state/constant-buffer-dynamic-index/",
-            "program_state/constant-buffer-operands/")
-#: cb0 of two elements, 1..8.
-WORDS = [1, 2, 3, 4, 5, 6, 7, 8]
-DYNAMIC = ["dcl_constantBuffer cb0[2], dynamicIndexed", "dcl_uav_raw u0",
-           "mov r0.xyzw, cb0[r1.x + 0].xyzw", "store_raw u0.xyzw, l(0), r0.xyzw"]
 #: The expectations entry of a past-the-end index whose 32-bit byte offset wraps into cb0.
 WRAP_ENTRY = "constant-buffer-index-byte-offset-wrap"
-#: The element index in r1.x and what cb0[r1.x] reads, worked out by hand: element 0 is words
-#: 0..3, element 1 words 4..7; elements 2 and 0xFFFFFFFF are past the end of the bound buffer
-#: and read 0 in all four components (FS 7.5).
-BY_HAND = [(0, [1, 2, 3, 4]), (1, [5, 6, 7, 8]), (2, [0, 0, 0, 0]),
-           (0xFFFFFFFF, [0, 0, 0, 0])]
-
-
-def _vector(program: list[str], state: Mapping[str, Any], vid: str = "hand/cb") -> Vector:
-    return Vector(vid, tuple(program), "cs_5_0", "11.0", dict(state), {})
-
-
-def _dynamic(index: int, words: list[int] | None = None) -> Vector:
-    return _vector(DYNAMIC, {"cb0": {"kind": "constant", "data": WORDS if words is None
-                                     else words},
-                             "r0": [7, 7, 7, 7], "r1": [index, 0, 0, 0],
-                             "u0": {"kind": "raw", "data": [0xDEAD] * 4}})
 
 
 def _expected(index: int, read: list[int]) -> dict[str, Any]:
@@ -127,7 +111,7 @@ def adapter() -> Iterator[Vkd3dLavapipe]:
 
 
 def test_vkd3d_makes_a_constant_buffer_a_uniform_buffer(adapter: Vkd3dLavapipe) -> None:
-    harness = build_harness(parse_program(DYNAMIC), state_from_json(_dynamic(1).state))
+    harness = build_harness(parse_program(DYNAMIC), state_from_json(dynamic(1).state))
     assert [(b.register, b.kind) for b in harness.bindings if b.register == "cb0"] == \
         [("cb0", "constant")]
     spirv = adapter.translator.dxbc_to_spirv(program_to_dxbc(harness.program))
@@ -137,7 +121,7 @@ def test_vkd3d_makes_a_constant_buffer_a_uniform_buffer(adapter: Vkd3dLavapipe) 
 
 @pytest.mark.parametrize(("index", "read"), BY_HAND)
 def test_dynamic_index_by_hand(adapter: Vkd3dLavapipe, index: int, read: list[int]) -> None:
-    vector = _dynamic(index)
+    vector = dynamic(index)
     result = adapter.run(request_vector(vector))
     assert result.status == "state", result.reason
     assert "cb0" not in (result.state or {})  # read-only: never part of the reply
@@ -146,7 +130,7 @@ def test_dynamic_index_by_hand(adapter: Vkd3dLavapipe, index: int, read: list[in
 
 def test_immediate_index_by_hand(adapter: Vkd3dLavapipe) -> None:
     """cb0[1].y reads word 5 (20); cb0[0].x (1, non-zero) takes the branch: 20 + 1."""
-    vector = _vector(["dcl_constantBuffer cb0[2], immediateIndexed", "dcl_uav_raw u0",
+    vector = hand_vector(["dcl_constantBuffer cb0[2], immediateIndexed", "dcl_uav_raw u0",
                       "mov r0.x, l(0)", "if_nz cb0[0].x", "iadd r0.x, cb0[1].y, l(1)", "endif",
                       "store_raw u0.x, l(0), r0.x"],
                      {"cb0": {"kind": "constant", "data": [1, 0, 0, 0, 10, 20, 30, 40]},
@@ -160,7 +144,7 @@ def test_immediate_index_by_hand(adapter: Vkd3dLavapipe) -> None:
 def test_an_empty_constant_buffer_reads_zeros(adapter: Vkd3dLavapipe) -> None:
     """cb0[0] (any number of elements) binding no words: the uniform buffer holds one element
     of 0s, and every element reads 0 as in D3D, the first included."""
-    vector = _vector(["dcl_constantBuffer cb0[0], dynamicIndexed", *DYNAMIC[1:]],
+    vector = hand_vector(["dcl_constantBuffer cb0[0], dynamicIndexed", *DYNAMIC[1:]],
                      {"cb0": {"kind": "constant", "data": []}, "r0": [7, 7, 7, 7],
                       "r1": [0, 0, 0, 0], "u0": {"kind": "raw", "data": [0xDEAD] * 4}})
     result = adapter.run(request_vector(vector))
@@ -207,7 +191,7 @@ def test_isolated_runs_bind_the_constant_buffer_too(adapter: Vkd3dLavapipe,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The same vectors in the isolation processes (the bindings go to a child as JSON) give
     the same states as in process."""
-    vectors = [_dynamic(index) for index, _ in BY_HAND]
+    vectors = [dynamic(index) for index, _ in BY_HAND]
     in_process = [adapter.run(request_vector(v)) for v in vectors]
     before = adapter.isolated_runs
     monkeypatch.setattr(adapter_module, "needs_isolation", lambda *args: True)
@@ -221,7 +205,7 @@ def test_isolated_runs_bind_the_constant_buffer_too(adapter: Vkd3dLavapipe,
 def test_a_batch_gives_each_dispatch_its_own_constant_buffer(adapter: Vkd3dLavapipe) -> None:
     """Several vectors of one shader in one submission, each with other words in cb0: each
     reads its own (a slot's uniform buffer is its own)."""
-    vectors = [_dynamic(1, [k, k, k, k, 10 * k, 10 * k + 1, 10 * k + 2, 10 * k + 3])
+    vectors = [dynamic(1, [k, k, k, k, 10 * k, 10 * k + 1, 10 * k + 2, 10 * k + 3])
                for k in range(1, 6)]
     results = adapter.run_batch([request_vector(v) for v in vectors])
     assert [(r.state or {}).get("r0") for r in results] == \
@@ -229,7 +213,7 @@ def test_a_batch_gives_each_dispatch_its_own_constant_buffer(adapter: Vkd3dLavap
 
 
 def test_the_runner_refuses_a_partial_uniform_element(adapter: Vkd3dLavapipe) -> None:
-    harness = build_harness(parse_program(DYNAMIC), state_from_json(_dynamic(1).state))
+    harness = build_harness(parse_program(DYNAMIC), state_from_json(dynamic(1).state))
     spirv = adapter.translator.dxbc_to_spirv(program_to_dxbc(harness.program))
     numbers = register_bindings(spirv)
     bindings = (BufferBinding(numbers["cb0"], (1, 2, 3, 4, 5, 6), "uniform"),
@@ -246,7 +230,7 @@ def test_an_index_whose_byte_offset_wraps_reads_element_zero(adapter: Vkd3dLavap
     bits. Index 0x10000000 is far past the end (D3D reads 0s, as the oracle does), but 16 times
     it wraps to 0, so lavapipe reads element 0 (0xFFFFFFFF wraps to 0xFFFFFFF0, still past
     the end, and reads 0s). Entry `WRAP_ENTRY` of the expectations file explains it."""
-    vector = _dynamic(0x10000000)
+    vector = dynamic(0x10000000)
     spec = OracleImplementation().run(vector)
     assert spec.status == "state", spec.reason
     assert _without_guards(spec.state)["r0"] == [0, 0, 0, 0]
