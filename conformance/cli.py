@@ -14,7 +14,7 @@ from sm5.conformance.expectations import ExpectationError, load_expectations
 from sm5.conformance.implementations import resolve
 from sm5.conformance.interface import CAPABILITIES
 from sm5.conformance.junit import write_junit
-from sm5.conformance.mutants import MUTANTS
+from sm5.conformance.mutants import all_mutants
 from sm5.conformance.mutants.base import NaiveTranslator
 from sm5.conformance.protocol import DEFAULT_BREAKER, DEFAULT_TIMEOUT
 from sm5.conformance.run import (
@@ -205,7 +205,7 @@ def kill_matrix(vectors: Sequence[Vector], progress: Progress | None = None) -> 
     answers = {v.id: base.run(v) for v in vectors}
     killing: dict[str, list[str]] = {}
     reaching: dict[str, list[str]] = {}
-    for name, cls in MUTANTS.items():
+    for name, cls in all_mutants().items():
         mutant = cls()
         killed, reached = [], []
         for v in vectors:
@@ -233,7 +233,7 @@ def mutants_json(matrix: KillMatrix, files: Sequence[str]) -> dict[str, Any]:
             "per_instruction": {ins: {"killed": k, "reached": r}
                                 for ins, (k, r) in matrix.per_instruction().items()},
             "mutants": {name: {"killed": bool(ids), "killing_vectors": ids,
-                               "summary": _first_line(MUTANTS[name].__doc__)}
+                               "summary": _first_line(all_mutants()[name].__doc__)}
                         for name, ids in sorted(matrix.killing.items())}}
 
 
@@ -246,7 +246,7 @@ def run_mutants(args: argparse.Namespace) -> int:
         writable_file(args.json, "--json")
     files = vector_files(args.vectors)
     vectors = [v for _, _, v in iter_selected(files)]
-    with Progress("mutants", len(vectors) * len(MUTANTS), unit="runs",
+    with Progress("mutants", len(vectors) * len(all_mutants()), unit="runs",
                   quiet=args.quiet) as progress:
         matrix = kill_matrix(vectors, progress)
     killing = matrix.killing

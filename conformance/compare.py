@@ -21,6 +21,7 @@ from sm5.oracle.machine.program import COMPONENTS
 from sm5.oracle.machine.state import (
     Accept,
     ExpectedResource,
+    F16Nan,
     F32Nan,
     F64Nan,
     F64OneOf,
@@ -259,6 +260,8 @@ def _describe(accept: Accept, index: int) -> str:
         return f"one of {', '.join(_hex(v) for v in accept.values)}"
     if isinstance(accept, F32Nan):
         return "a float32 NaN"
+    if isinstance(accept, F16Nan):
+        return "a half NaN in the low 16 bits, the high 16 bits 0"
     if accept is None:
         return "any value"
     return _hex(accept)

@@ -25,6 +25,7 @@ from sm5.oracle.machine.state import (
     Accept,
     Execution,
     ExpectedState,
+    F16Nan,
     F32Nan,
     F64Nan,
     F64OneOf,
@@ -40,6 +41,7 @@ from sm5.vectors.format import Vector
 
 CANONICAL_QNAN = 0x7FF8000000000000
 CANONICAL_F32_QNAN = 0x7FC00000
+CANONICAL_F16_QNAN = 0x7E00
 
 
 #: What legality reads of a state's views: (register, bound format, has a hidden counter).
@@ -214,5 +216,7 @@ def _pick(accept: Accept, before: int) -> int:
         return accept.values[0]
     if isinstance(accept, F32Nan):
         return CANONICAL_F32_QNAN
+    if isinstance(accept, F16Nan):
+        return CANONICAL_F16_QNAN
     return accept
 

@@ -24,6 +24,9 @@ APART = ("conformance/mutants",)
 #: use with other meanings: only their clause ids and vector ids count.
 ENGLISH = frozenset({"if", "else", "loop", "break", "continue", "switch", "case", "default",
                      "call", "label", "discard"})
+#: Instructions named like Python and rule-language builtins (``min``, ``max``): only their
+#: clause and rule ids (``min.nan.both``) and vector ids count.
+BUILTINS = frozenset({"min", "max"})
 
 
 def pattern(name: str, *, clauses: tuple[str, ...] = ()) -> re.Pattern[str]:
@@ -38,6 +41,8 @@ def pattern(name: str, *, clauses: tuple[str, ...] = ()) -> re.Pattern[str]:
     if clauses:  # a string literal "call" is pytest's phase, "default" an outcome's effect
         ids = "|".join(re.escape(c) for c in clauses)
         return re.compile(rf"""\b(?:{ids})\b|\b{n}/[a-z-]+/\d""")
+    if name in BUILTINS:  # "min" is also the rule language's builtin and a YAML field
+        return re.compile(rf"\b{n}\.[a-z_]+\.[a-z_]|\b{n}/[a-z-]+/\d")
     if keyword.iskeyword(name):
         return re.compile(rf"""(?<![\w.])(['"]){n}\1|\b{n}\.[a-z_]+\.[a-z_]|\b{n}/[a-z-]+/\d""")
     return re.compile(rf"\b{n}\b")

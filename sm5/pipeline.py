@@ -19,7 +19,7 @@ from sm5.conformance import cli as conformance_cli
 from sm5.conformance.d3d11.expectations_file import d3d11_expectations
 from sm5.conformance.expectations import NONE, Expectations
 from sm5.conformance.implementations import Unavailable, check_name, resolve
-from sm5.conformance.mutants import MUTANTS
+from sm5.conformance.mutants import all_mutants
 from sm5.conformance.run import (
     display_name,
     iter_selected,
@@ -190,7 +190,7 @@ def run_pipeline(args: argparse.Namespace) -> int:
     def mutants() -> tuple[bool, str]:
         files = vector_files(None)
         vectors = list(golden_vectors())
-        with progress.progress("mutants", len(vectors) * len(MUTANTS), unit="runs") as bar:
+        with progress.progress("mutants", len(vectors) * len(all_mutants()), unit="runs") as bar:
             matrix = conformance_cli.kill_matrix(vectors, bar)
         doc = conformance_cli.mutants_json(matrix, [display_name(f) for f in files])
         atomic_write_text(mutants_json, results_text(doc))

@@ -273,6 +273,50 @@ CASES: list[tuple[str, list[str], str, str, dict[str, Any]]] = [
      ["dcl_immediateConstantBuffer { { 1, 2, 3, 4 }, { 5, 6, 7, 8 } }",
       "mov r0.xyzw, icb[r1.x + 0].xyzw"],
      "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [2, 0, 0, 0]}),
+    # float32 conversions (FS 22.13): ftoi of a NaN is 0 and of 1.5 is 1 (truncation); ftou of
+    # -1.0 is 0; itof of 0xFFFFFFFF is -1.0, utof of 0x80000000 is 2^31; f32tof16 of
+    # 1 + 3 * 2^-12 is 0x3C00 (toward zero; to nearest gives 0x3C01); f16tof32 reads the low
+    # 16 bits (0x3C00: 1.0).
+    ("ftoi/convert/nan_and_fraction",
+     ["ftoi r0.xy, r1.xyxx"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0x7FC00000, 0x3FC00000, 0, 0]}),
+    ("ftou/convert/negative_one",
+     ["ftou r0.x, r1.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0xBF800000, 0, 0, 0]}),
+    ("itof/convert/minus_one",
+     ["itof r0.x, r1.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0xFFFFFFFF, 0, 0, 0]}),
+    ("utof/convert/two_to_the_31",
+     ["utof r0.x, r1.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0x80000000, 0, 0, 0]}),
+    ("f32tof16/convert/toward_zero",
+     ["f32tof16 r0.x, r1.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0x3F801800, 0, 0, 0]}),
+    ("f16tof32/convert/low_bits",
+     ["f16tof32 r0.x, r1.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0x3C00, 0, 0, 0]}),
+    # float32 operations read a denormal as the zero of its sign (FS 3.1.3.2, 22.6): 2^-149
+    # equals 0 and is not above it; min(-2^-149, -0) and max(0, 2^-149) choose between equal
+    # zeros (-0, +0); round_pi(2^-149) is +0, round_ni(-2^-149) is -0 and frc(2^-149) is +0.
+    ("eq/denormal/equals_zero", ["eq r0.x, r1.x, r2.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [1, 0, 0, 0], "r2": [0, 0, 0, 0]}),
+    ("ne/denormal/equals_zero", ["ne r0.x, r1.x, r2.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [1, 0, 0, 0], "r2": [0, 0, 0, 0]}),
+    ("ge/denormal/zero_not_below", ["ge r0.x, r1.x, r2.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0, 0, 0, 0], "r2": [1, 0, 0, 0]}),
+    ("lt/denormal/zero_not_below", ["lt r0.x, r1.x, r2.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0, 0, 0, 0], "r2": [1, 0, 0, 0]}),
+    ("min/denormal/equal_to_negative_zero", ["min r0.x, r1.x, r2.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0x80000001, 0, 0, 0],
+                        "r2": [0x80000000, 0, 0, 0]}),
+    ("max/denormal/equal_to_zero", ["max r0.x, r1.x, r2.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0, 0, 0, 0], "r2": [1, 0, 0, 0]}),
+    ("round_pi/denormal/is_zero", ["round_pi r0.x, r1.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [1, 0, 0, 0]}),
+    ("round_ni/denormal/is_zero", ["round_ni r0.x, r1.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0x80000001, 0, 0, 0]}),
+    ("frc/denormal/is_zero", ["frc r0.x, r1.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [1, 0, 0, 0]}),
 ]
 
 

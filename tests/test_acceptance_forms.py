@@ -12,6 +12,7 @@ import pytest
 
 from sm5.oracle.errors import SpecError, StateError
 from sm5.oracle.machine.state import (
+    F16Nan,
     F32Nan,
     F64OneOf,
     OneOf,
@@ -40,6 +41,17 @@ def test_f32_nan_accepts_every_float32_nan_and_nothing_else() -> None:
         assert accepts(form, nan)
     for number in (0x7F800000, 0xFF800000, 0, 0x3F800000, 0x7F7FFFFF):
         assert not accepts(form, number)
+
+
+def test_f16_nan_accepts_every_half_nan_with_clear_high_bits_and_nothing_else() -> None:
+    form = accept_from_json({"f16": "nan"}, "t")
+    assert form == F16Nan()
+    assert accept_to_json(form) == {"f16": "nan"}
+    for nan in (0x7E00, 0xFE00, 0x7C01, 0xFFFF, 0x7FFF):
+        assert accepts(form, nan)
+    # the half infinities and largest finite, 1.0, and half NaNs with high bits set
+    for other in (0x7C00, 0xFC00, 0x7BFF, 0x3C00, 0x00017E00, 0xFFFF7E00, 0x7FC00000):
+        assert not accepts(form, other)
 
 
 def test_f64_one_of_judges_the_whole_pair() -> None:
@@ -98,7 +110,7 @@ def test_a_form_declared_for_the_wrong_lanes_is_a_spec_error(tmp_path: Path) -> 
 
 def test_every_form_says_how_a_reader_checks_it() -> None:
     forms = load_default().model.acceptance
-    assert set(forms) == {"f64_nan", "f64_sign_free", "f32_nan", "one_of"}
+    assert set(forms) == {"f64_nan", "f64_sign_free", "f32_nan", "f16_nan", "one_of"}
     assert [name for name, form in forms.items() if form.values] == ["one_of"]
     assert forms["f32_nan"].widths == (32,) and forms["f64_nan"].widths == (64,)
     assert all(form.json and form.check for form in forms.values())

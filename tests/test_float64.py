@@ -32,12 +32,17 @@ SPECIALS = [bits(v) for v in (
     -(2.0**-150), 2.0**-150 * 3, 1.0 + 2.0**-24, 1.0 + 3 * 2.0**-24)] + [
     0x7FF8000000000000, 0xFFF0000000000001]
 WORDS = [0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 12345, 0x807FFFFF, 0x00800000, 0x7F800000,
-         0xFF800000, 0x7FC00000, 0x7F7FFFFF, 0x3F800000]
+         0xFF800000, 0x7FC00000, 0x7F7FFFFF, 0x3F800000,
+         # float32 edges of the conversions and roundings: 0.5, 2.5, -0.5, -2.5 (ties), 2^23,
+         # 2^31, -2^31, 2^32, 65520 (a half tie to the infinity), 1 + 3 * 2^-12, 2^-24, and the
+         # words 2^24 + 1 and 0xFFFFFF7F that float32 cannot hold; half patterns 0x3C00, 0x7E00
+         0x3F000000, 0x40200000, 0xBF000000, 0xC0200000, 0x4B000000, 0x4F000000, 0xCF000000,
+         0x4F800000, 0x477FF000, 0x3F801800, 0x33800000, 0x01000001, 0xFFFFFF7F, 0x3C00, 0x7E00]
 
 
 def test_the_float_helpers_are_the_f64_and_f32_ones() -> None:
-    assert sorted(n for n in REGISTRY if n.startswith(("f64_", "f32_"))) == FLOAT_HELPERS
-    assert len(FLOAT_HELPERS) == 25
+    assert sorted(n for n in REGISTRY if n.startswith(("f64_", "f32_", "f16_"))) == FLOAT_HELPERS
+    assert len(FLOAT_HELPERS) == 47
 
 
 @pytest.mark.parametrize("name", FLOAT_HELPERS)

@@ -54,9 +54,6 @@ from sm5.vectors.shapes import (
     violations,
 )
 
-#: Per-theorem budget of the proofs whose witnesses become vectors: generous, because a timeout
-#: would drop witnesses and break byte-identical regeneration (it is an error instead).
-WITNESS_TIMEOUT_MS = 120_000
 #: Random legal shapes drawn per instruction; random cases combine them with random points.
 SHAPE_POOL = 512
 #: Random points tried per random case for one that keeps the shape legal.
@@ -619,10 +616,13 @@ def load_witnesses(spec: Spec, name: str) -> list[Witness]:
     from sm5.oracle.proofs import run_instruction
 
     merged: dict[str, tuple[Mapping[str, Value], list[str], list[tuple[str, ...]]]] = {}
-    for result in run_instruction(spec, name, timeout_ms=WITNESS_TIMEOUT_MS):
+    # Only z3's work budget bounds a theorem here, never the wall clock: the witnesses, and so
+    # the vectors, must not depend on how busy the machine is. A theorem that runs out of work
+    # would drop witnesses and break byte-identical regeneration, so it is an error.
+    for result in run_instruction(spec, name):
         if result.status == "timeout":
-            raise GenerationError(f"theorem {result.name} timed out; its witnesses would be "
-                                  "missing from the vectors")
+            raise GenerationError(f"theorem {result.name} ran out of its z3 work budget; its "
+                                  "witnesses would be missing from the vectors")
         for k, witness in enumerate(result.witnesses):
             key = json.dumps(witness, sort_keys=True)
             entry = merged.setdefault(key, (witness, [], []))

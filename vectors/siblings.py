@@ -7,7 +7,7 @@ instruction from one of its siblings.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import cache
 from typing import Any
@@ -16,6 +16,8 @@ from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.execution.executor import execute
 from sm5.oracle.machine.state import (
+    PAIR_FORMS,
+    Accept,
     ExpectedState,
     accepts,
     expected_from_json,
@@ -45,7 +47,9 @@ def default_variant(name: str, sibling_id: str) -> Spec | None:
 
 
 def sibling_state(vector: Vector, variant: Spec) -> ExpectedState | None:
-    """The sibling's final state on the vector (None: rejected, refused or not exact)."""
+    """The sibling's final state on the vector (None: rejected or refused). Words the sibling
+    leaves constrained (a NaN of any payload, one of a few values) stay so: only its exact words
+    can show a difference."""
     if vector.rejected:
         return None
     try:
@@ -54,34 +58,36 @@ def sibling_state(vector: Vector, variant: Spec) -> ExpectedState | None:
         execution = execute(program, state, vector.target, vector.runtime, variant)
     except Sm5Error:
         return None
-    final = execution.state
-    if final is None or not all(isinstance(w, int) for ws in final.registers.values()
-                                for w in ws):
-        return None
-    for res in final.resources.values():
-        if res is None or not all(isinstance(w, int) for w in res.words):
-            return None
-    return final
+    return execution.state
+
+
+def _exact_outside(want: tuple[Accept, ...], got: Sequence[Accept]) -> bool:
+    """Some component of ``got`` that is exact (with its pair partner, for a form judging a
+    double pair) lies outside ``want``."""
+    words = tuple(g if isinstance(g, int) else 0 for g in got)
+    for i in register_accepts(want, words):
+        partner = i ^ 1 if isinstance(want[i], PAIR_FORMS) else i
+        if isinstance(got[i], int) and isinstance(got[partner], int):
+            return True
+    return False
 
 
 def outside(expected: ExpectedState, observed: ExpectedState) -> bool:
     """Some exact word of ``observed`` lies outside ``expected``'s acceptance sets."""
     for name, want in expected.registers.items():
         got: Any = observed.registers.get(name)
-        if got is None or register_accepts(want, tuple(got)):
+        if got is None or _exact_outside(want, got):
             return True
     for name, want_res in expected.resources.items():
         got_res = observed.resources.get(name)
-        if want_res is None:
+        if want_res is None or got_res is None:
             continue
-        if got_res is None:
-            return True
-        if any(not isinstance(g, int) or not accepts(w, g)
+        if any(isinstance(g, int) and not accepts(w, g)
                for w, g in zip(want_res.words, got_res.words, strict=True)):
             return True
         counter = got_res.counter
-        if want_res.has_counter and (not isinstance(counter, int)
-                                     or not accepts(want_res.counter, counter)):
+        if want_res.has_counter and isinstance(counter, int) \
+                and not accepts(want_res.counter, counter):
             return True
     return False
 

@@ -41,5 +41,20 @@ def _all() -> dict[str, type[NaiveTranslator]]:
     return dict(sorted({**_discover(), **sibling_mutants()}.items()))
 
 
-#: Every mutant by name, in name order: one per module, and one per sibling of the spec.
-MUTANTS: dict[str, type[NaiveTranslator]] = _all()
+_REGISTRY: dict[str, type[NaiveTranslator]] = {}
+
+
+def all_mutants() -> dict[str, type[NaiveTranslator]]:
+    """Every mutant by name, in name order: one per module, and one per sibling of the spec.
+    Built on first use, so that importing the package never loads the spec (a spec error is
+    then reported by the command that reads it, not raised while modules import)."""
+    if not _REGISTRY:
+        _REGISTRY.update(_all())
+    return _REGISTRY
+
+
+def __getattr__(name: str) -> dict[str, type[NaiveTranslator]]:
+    """``MUTANTS``: :func:`all_mutants`, built on first use."""
+    if name == "MUTANTS":
+        return all_mutants()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,7 +13,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sm5.oracle.errors import SpecError
-from sm5.oracle.machine.state import Accept, F32Nan, F64Nan, Masked, f64_one_of, one_of, split64
+from sm5.oracle.machine.state import (
+    Accept,
+    F16Nan,
+    F32Nan,
+    F64Nan,
+    Masked,
+    f64_one_of,
+    one_of,
+    split64,
+)
 
 #: Every bit of a double's high word but the sign.
 SIGN_FREE_HIGH = 0x7FFFFFFF
@@ -44,6 +53,7 @@ BUILDERS: Mapping[str, FormBuilder] = {
     "f64_nan": FormBuilder(pair=lambda value, others: (F64Nan(), F64Nan())),
     "f64_sign_free": FormBuilder(pair=_sign_free),
     "f32_nan": FormBuilder(word=lambda value, others: F32Nan()),
+    "f16_nan": FormBuilder(word=lambda value, others: F16Nan()),
     "one_of": FormBuilder(word=lambda value, others: one_of({value, *others}),
                           pair=lambda value, others: f64_one_of({value, *others})),
 }

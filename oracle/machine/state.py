@@ -84,6 +84,12 @@ class F32Nan:
 
 
 @dataclass(frozen=True)
+class F16Nan:
+    """The 32-bit value holds a binary16 NaN, any payload, in its low 16 bits; the high 16 bits
+    are 0."""
+
+
+@dataclass(frozen=True)
 class F64OneOf:
     """The component belongs to a register pair (x,y) or (z,w) that must hold one of the doubles
     ``values`` (64-bit patterns, sorted, at least two)."""
@@ -91,7 +97,7 @@ class F64OneOf:
     values: tuple[int, ...]
 
 
-Accept = int | None | Masked | F64Nan | OneOf | F32Nan | F64OneOf
+Accept = int | None | Masked | F64Nan | OneOf | F32Nan | F16Nan | F64OneOf
 #: The acceptance sets that judge a whole register pair, not one component.
 PAIR_FORMS = (F64Nan, F64OneOf)
 
@@ -212,6 +218,8 @@ def accepts(expected: Accept, observed: int, pair: int | None = None) -> bool:
         return observed in expected.values
     if isinstance(expected, F32Nan):
         return (observed >> 23) & 0xFF == 0xFF and observed & 0x7FFFFF != 0
+    if isinstance(expected, F16Nan):
+        return observed >> 16 == 0 and observed & 0x7C00 == 0x7C00 and observed & 0x3FF != 0
     return observed == expected
 
 
@@ -354,6 +362,8 @@ def accept_to_json(value: Accept) -> Any:
         return {"f64": "nan"}
     if isinstance(value, F32Nan):
         return {"f32": "nan"}
+    if isinstance(value, F16Nan):
+        return {"f16": "nan"}
     if isinstance(value, OneOf):
         return {"one_of": list(value.values)}
     if isinstance(value, F64OneOf):
@@ -371,13 +381,15 @@ def accept_from_json(doc: Any, where: str) -> Accept:
             return F64Nan()
         if doc == {"f32": "nan"}:
             return F32Nan()
+        if doc == {"f16": "nan"}:
+            return F16Nan()
         if set(doc) == {"one_of"}:
             return OneOf(_value_list(doc["one_of"], where + ".one_of", _u32))
         if set(doc) == {"f64_one_of"}:
             return F64OneOf(_value_list(doc["f64_one_of"], where + ".f64_one_of", _u64_pair))
         raise StateError(f"unknown acceptance set {shown(doc)}; expected an integer, null, "
-                         "{value, mask}, {one_of}, {f32: nan}, {f64: nan} or {f64_one_of}",
-                         where=where)
+                         "{value, mask}, {one_of}, {f32: nan}, {f16: nan}, {f64: nan} or "
+                         "{f64_one_of}", where=where)
     return _u32(doc, where)
 
 

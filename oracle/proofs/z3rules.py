@@ -672,7 +672,7 @@ class _Translator:
         0 .. 2**width - 1 (the side condition, as the Python evaluator raises otherwise). The
         word operators ``//`` and ``%`` need a divisor that is not 0, as on exact integers. With
         ``abstract`` (see :func:`symbols`), a pattern result is a free pattern, one per
-        distinct call.
+        distinct call, unless the helper stays exact (``Helper.abstracted``).
         """
         helper = REGISTRY[name]
         words = []
@@ -694,7 +694,7 @@ class _Translator:
         if helper.result == "uword" or helper.result == "iword":
             return Term(helper.result, helper.z3(*words))
         pattern = helper.z3(*words)
-        if self.abstract:
+        if self.abstract and helper.abstracted:
             pattern = z3.BitVec(f"{name}({', '.join(w.sexpr() for w in words)})",
                                 pattern.size())
         if self.enc == "bv":

@@ -188,15 +188,15 @@ def div_up(a: int, b: int) -> int:
     return _div_directed(a, b, upward=True)
 
 
-def lt(a: int, b: int) -> bool:
+def less(a: int, b: int) -> bool:
     return value(a) < value(b)
 
 
-def ge(a: int, b: int) -> bool:
+def greater_equal(a: int, b: int) -> bool:
     return value(a) >= value(b)
 
 
-def eq(a: int, b: int) -> bool:
+def equal(a: int, b: int) -> bool:
     return value(a) == value(b)
 
 

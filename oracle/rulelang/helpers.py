@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sm5.oracle.rulelang import float64, words
+from sm5.oracle.rulelang import float32, float64, words
 
 HelperType = Literal["p64", "p32", "uword", "iword", "bool"]
 
@@ -74,6 +74,10 @@ class Helper:
     #: Per argument, the special-value sets of the inputs that reach it.
     specials: tuple[tuple[Specials, ...], ...]
     text: str
+    #: In the proofs that abstract arithmetic (``sm5.oracle.proofs.z3rules.symbols``), is the
+    #: pattern result a free pattern? The float32 helpers stay exact: z3 decides their
+    #: 32-bit floating point quickly, and clauses lean on them (a flushed operand is a zero).
+    abstracted: bool = True
 
     @property
     def arity(self) -> int:
@@ -141,6 +145,31 @@ F32 = Specials("float32", 32, tuple((v, "float32") for v in (
     0, 0x80000000, 1, 0x007FFFFF, 0x80000001, 0x807FFFFF, 0x00800000, 0x80800000,
     0x3F800000, 0xBF800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000,
     0x7FC00000, 0xFFC00000, 0x7F800001)))
+#: float32 patterns at the edges of the float32 conversions and roundings: the ties of the
+#: rounding to integers (0.5, 1.5, 2.5, -0.5, -2.5) and values just off them, the largest
+#: float32 below 2^23 (the last with a fraction) and 2^23, the integer limits (2^31, 2^32 and
+#: the float32 just below each, -2^31 and the float32 below it), the half limits (65504, the
+#: float32 just above it, 65520 where rounding to nearest would reach the half infinity, the
+#: value just below it), ties and near-ties of half rounding (1 + 2^-11, 1 + 3 * 2^-12), the
+#: smallest half normal 2^-14, the smallest half denormal 2^-24, 2^-25 (the tie below it) and
+#: a value between, and tiny negatives whose fraction rounds to 1.0 (-2^-30, -2^-25).
+F32_EDGES32 = Specials("float32 conversion edges", 32, tuple((v, "float32-edge") for v in (
+    0x3F000000, 0x3FC00000, 0x40200000, 0xBF000000, 0xC0200000, 0x3EFFFFFF, 0x3F000001,
+    0x4AFFFFFF, 0x4B000000, 0x4F000000, 0x4EFFFFFF, 0xCF000000, 0xCF000001, 0x4F800000,
+    0x4F7FFFFF, 0x477FE000, 0x477FE001, 0x477FF000, 0x477FEFFF, 0x3F801000, 0x3F801800,
+    0x38800000, 0x33800000, 0x33000000, 0x33400000, 0xB0800000, 0xB3000000, 0x3F7FFFFF)))
+#: Half patterns (in the low 16 bits) at the edges of binary16: zeros, the smallest and largest
+#: denormals, the smallest normal, 1.0, the largest finite, infinities, NaNs, and words whose
+#: high 16 bits are set (ignored).
+F16 = Specials("binary16", 32, tuple((v, "binary16") for v in (
+    0x0000, 0x8000, 0x0001, 0x03FF, 0x8001, 0x0400, 0x3C00, 0xBC00, 0x7BFF, 0xFBFF, 0x7C00,
+    0xFC00, 0x7E00, 0x7C01, 0xFE00, 0xABCD3C00, 0xFFFF0001)))
+#: Integers at the edges of float32 exactness: 2^24 and its neighbours (2^24 + 1 is the first
+#: integer float32 cannot hold, a tie), 2^24 + 3 (a tie rounding up), 2^25 + 2, the largest
+#: words of both views, and their negatives.
+INT_TO_FLOAT = Specials("integer to float32", 32, tuple((v, "int-to-float") for v in (
+    0x01000000, 0x01000001, 0x00FFFFFF, 0x01000003, 0x02000002, 0x7FFFFFFF, 0x7FFFFFC0,
+    0x7FFFFFBF, 0x80000000, 0x80000001, 0xFEFFFFFF, 0xFFFFFFFF, 0xFFFFFF7F, 0xFFFFFF80)))
 #: Shift counts, bitfield widths and offsets: bits [4:0] at and around their ends, and counts
 #: whose high bits a correct implementation ignores (``uword_shl(1, 33) == 2``).
 COUNTS = Specials("count", 32, tuple((v, "count") for v in (
@@ -150,7 +179,7 @@ WORD_EDGES = Specials("word", 32, tuple((v, "word") for v in (
     0, 1, 2, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFE, 0xFFFFFFFF)))
 
 #: Every special-value set, in the order the generator appends them to an input's candidates.
-SPECIAL_SETS = (F64, F32_EDGES, F32, COUNTS, WORD_EDGES)
+SPECIAL_SETS = (F64, F32_EDGES, F32, F32_EDGES32, F16, INT_TO_FLOAT, COUNTS, WORD_EDGES)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -172,14 +201,20 @@ def _pattern(result: Any) -> Any:
 
 def _to_int(word: Any, low: int, high: int, signed: bool, nearest: bool = False) -> Any:
     """Truncate toward zero (or round to nearest even) after clamping to [low, high]; NaN
-    gives 0 (double to integer). The guards keep the conversion inside the 32-bit range."""
-    x = _fp(word)
-    top = Z.FPVal(float(high) + (0.5 if nearest else 1.0), Z.Float64())
-    bottom = Z.FPVal(float(low), Z.Float64())
+    gives 0 (double to integer)."""
+    return _fp_to_int(_fp(word), low, high, signed, nearest)
+
+
+def _fp_to_int(x: Any, low: int, high: int, signed: bool, nearest: bool = False) -> Any:
+    """:func:`_to_int` on a floating-point term of any sort that holds the bounds exactly.
+    The guards keep the conversion inside the 32-bit range."""
+    sort = x.sort()
+    top = Z.FPVal(float(high) + (0.5 if nearest else 1.0), sort)
+    bottom = Z.FPVal(float(low), sort)
     convert = Z.fpToSBV if signed else Z.fpToUBV
     below = (Z.fpLEQ(x, bottom) if signed
-             else Z.fpLEQ(x, Z.FPVal(0.5, Z.Float64())) if nearest
-             else Z.fpLT(x, Z.FPVal(1.0, Z.Float64())))
+             else Z.fpLEQ(x, Z.FPVal(0.5, sort)) if nearest
+             else Z.fpLT(x, Z.FPVal(1.0, sort)))
     inside = convert(Z.RNE() if nearest else Z.RTZ(), x, Z.BitVecSort(32))
     return Z.If(Z.fpIsNaN(x), Z.BitVecVal(0, 32),
                 Z.If(Z.fpGEQ(x, top), Z.BitVecVal(high & 0xFFFFFFFF, 32),
@@ -195,6 +230,125 @@ def _narrow(word: Any) -> Any:
 
 def _binary(op: str, rounding: str = "RNE") -> Callable[[Any, Any], Any]:
     return lambda a, b: _pattern(getattr(Z, op)(getattr(Z, rounding)(), _fp(a), _fp(b)))
+
+
+def _pattern32(result: Any) -> Any:
+    """A float32 result as its pattern; a NaN becomes binary32's default quiet NaN."""
+    return Z.If(Z.fpIsNaN(result), Z.BitVecVal(float64.F32_QUIET_NAN, 32), Z.fpToIEEEBV(result))
+
+
+def _flush32(word: Any) -> Any:
+    return Z.If(Z.fpIsSubnormal(_fp32(word)), word & Z.BitVecVal(float64.F32_SIGN, 32), word)
+
+
+def _saturate32(word: Any) -> Any:
+    x = _fp32(word)
+    one = Z.FPVal(1.0, Z.Float32())
+    return Z.If(Z.Or(Z.fpIsNaN(x), Z.fpLEQ(x, Z.FPVal(0.0, Z.Float32()))), Z.BitVecVal(0, 32),
+                Z.If(Z.fpGEQ(x, one), Z.BitVecVal(0x3F800000, 32), word))
+
+
+def _integral32(rounding: str) -> Callable[[Any], Any]:
+    return lambda w: _pattern32(Z.fpRoundToIntegral(getattr(Z, rounding)(), _fp32(w)))
+
+
+def _binary32(op: str) -> Callable[[Any, Any], Any]:
+    return lambda a, b: _pattern32(getattr(Z, op)(Z.RNE(), _fp32(a), _fp32(b)))
+
+
+def _int_to_f32(rounding: str, signed: bool) -> Callable[[Any], Any]:
+    convert = Z.fpSignedToFP if signed else Z.fpUnsignedToFP
+    return lambda w: Z.fpToIEEEBV(convert(getattr(Z, rounding)(), w, Z.Float32()))
+
+
+def _f32_to_int(signed: bool) -> Callable[[Any], Any]:
+    """Truncation toward zero of a float32, saturated, NaN 0 (2^31 and 2^32 are float32s)."""
+    low, high = (-(2**31), 2**31 - 1) if signed else (0, 2**32 - 1)
+    return lambda w: _fp_to_int(_fp32(w), low, high, signed)
+
+
+def _to_f16(word: Any) -> Any:
+    """float32 to binary16 rounded toward zero (which never overflows to the infinity), zero
+    extended; a NaN becomes the half default NaN."""
+    x = _fp32(word)
+    half = Z.fpToIEEEBV(Z.fpToFP(Z.RTZ(), x, Z.FPSort(5, 11)))
+    return Z.If(Z.fpIsNaN(x), Z.BitVecVal(float32.F16_QUIET_NAN, 32), Z.ZeroExt(16, half))
+
+
+def _to_f16_nearest(word: Any) -> Any:
+    x = _fp32(word)
+    half = Z.fpToIEEEBV(Z.fpToFP(Z.RNE(), x, Z.FPSort(5, 11)))
+    return Z.If(Z.fpIsNaN(x), Z.BitVecVal(float32.F16_QUIET_NAN, 32), Z.ZeroExt(16, half))
+
+
+def _from_f16(word: Any) -> Any:
+    half = Z.fpBVToFP(Z.Extract(15, 0, word), Z.FPSort(5, 11))
+    return _pattern32(Z.fpToFP(Z.RNE(), half, Z.Float32()))
+
+
+def _float32_helpers() -> list[Helper]:
+    """Helpers on float32 patterns (and the binary16 conversions)."""
+    f32_in = ((F32, F32_EDGES32),)
+
+    def unary(name: str, result: HelperType, python: Callable[..., int | bool],
+              model: Callable[..., Any], text: str,
+              specials: tuple[tuple[Specials, ...], ...] = f32_in) -> Helper:
+        return Helper(name, ("p32",), result, python, model, specials, text, abstracted=False)
+
+    def binary(name: str, result: HelperType, python: Callable[..., int | bool],
+               model: Callable[..., Any], text: str) -> Helper:
+        return Helper(name, ("p32", "p32"), result, python, model, f32_in * 2, text,
+                      abstracted=False)
+
+    ints = ((WORD_EDGES, INT_TO_FLOAT),)
+    return [
+        unary("f32_flush", "p32", float32.flush, _flush32,
+              "a denormal becomes the zero of its sign; any other pattern is unchanged"),
+        unary("f32_saturate", "p32", float32.saturate, _saturate32,
+              "min(1.0, max(0.0, a)): a NaN, a negative number and -0.0 give +0.0"),
+        binary("f32_lt", "bool", float32.less, lambda a, b: Z.fpLT(_fp32(a), _fp32(b)),
+               "a < b (false on a NaN; denormals compare by value)"),
+        binary("f32_ge", "bool", float32.greater_equal, lambda a, b: Z.fpGEQ(_fp32(a), _fp32(b)),
+               "a >= b (false on a NaN)"),
+        binary("f32_eq", "bool", float32.equal, lambda a, b: Z.fpEQ(_fp32(a), _fp32(b)),
+               "a == b (false on a NaN, -0 equals +0)"),
+        binary("f32_add", "p32", float32.add, _binary32("fpAdd"),
+               "a + b, round to nearest even"),
+        binary("f32_sub", "p32", float32.sub, _binary32("fpSub"),
+               "a - b, round to nearest even"),
+        unary("f32_round_ne", "p32", float32.nearest_integral, _integral32("RNE"),
+              "to an integral float32, nearest even (a zero keeps the operand's sign)"),
+        unary("f32_round_ni", "p32", float32.floor, _integral32("RTN"),
+              "to an integral float32 toward -inf"),
+        unary("f32_round_pi", "p32", float32.ceiling, _integral32("RTP"),
+              "to an integral float32 toward +inf"),
+        unary("f32_round_z", "p32", float32.truncate, _integral32("RTZ"),
+              "to an integral float32 toward zero"),
+        unary("f32_to_i32", "p32", float32.to_i32, _f32_to_int(True),
+              "to signed 32-bit: NaN is 0, truncated, saturated"),
+        unary("f32_to_u32", "p32", float32.to_u32, _f32_to_int(False),
+              "to unsigned 32-bit: NaN is 0, truncated, saturated"),
+        unary("f32_from_i32", "p32", float32.from_i32, _int_to_f32("RNE", True),
+              "a word read as signed, to float32 rounded to nearest even", ints),
+        unary("f32_from_i32_down", "p32", float32.from_i32_down, _int_to_f32("RTN", True),
+              "a word read as signed, to float32 rounded toward -inf", ints),
+        unary("f32_from_i32_up", "p32", float32.from_i32_up, _int_to_f32("RTP", True),
+              "a word read as signed, to float32 rounded toward +inf", ints),
+        unary("f32_from_u32", "p32", float32.from_u32, _int_to_f32("RNE", False),
+              "a word read as unsigned, to float32 rounded to nearest even", ints),
+        unary("f32_from_u32_down", "p32", float32.from_u32_down, _int_to_f32("RTN", False),
+              "a word read as unsigned, to float32 rounded toward -inf", ints),
+        unary("f32_from_u32_up", "p32", float32.from_u32_up, _int_to_f32("RTP", False),
+              "a word read as unsigned, to float32 rounded toward +inf", ints),
+        unary("f32_to_f16", "p32", float32.to_f16, _to_f16,
+              "to binary16 in the low 16 bits, rounded toward zero (beyond the range: the "
+              "largest finite half; NaN: a half NaN)"),
+        unary("f32_to_f16_nearest", "p32", float32.to_f16_nearest, _to_f16_nearest,
+              "to binary16 in the low 16 bits, rounded to nearest even (beyond the range: the "
+              "half infinity; NaN: a half NaN)"),
+        unary("f16_to_f32", "p32", float32.from_f16, _from_f16,
+              "the binary16 in the low 16 bits as a float32 (exact)", ((F16,),)),
+    ]
 
 
 def _float_helpers() -> list[Helper]:
@@ -217,11 +371,11 @@ def _float_helpers() -> list[Helper]:
         f64("f64_fma", 3, "p64", float64.fma,
             lambda a, b, c: _pattern(Z.fpFMA(Z.RNE(), _fp(a), _fp(b), _fp(c))),
             "a * b + c rounded once"),
-        f64("f64_lt", 2, "bool", float64.lt, lambda a, b: Z.fpLT(_fp(a), _fp(b)),
+        f64("f64_lt", 2, "bool", float64.less, lambda a, b: Z.fpLT(_fp(a), _fp(b)),
             "a < b (false on a NaN)"),
-        f64("f64_ge", 2, "bool", float64.ge, lambda a, b: Z.fpGEQ(_fp(a), _fp(b)),
+        f64("f64_ge", 2, "bool", float64.greater_equal, lambda a, b: Z.fpGEQ(_fp(a), _fp(b)),
             "a >= b (false on a NaN)"),
-        f64("f64_eq", 2, "bool", float64.eq, lambda a, b: Z.fpEQ(_fp(a), _fp(b)),
+        f64("f64_eq", 2, "bool", float64.equal, lambda a, b: Z.fpEQ(_fp(a), _fp(b)),
             "a == b (false on a NaN, -0 equals +0)"),
         f64("f64_is_nan", 1, "bool", float64.is_nan, lambda a: Z.fpIsNaN(_fp(a)), "a NaN"),
         f64("f64_is_inf", 1, "bool", float64.is_inf, lambda a: Z.fpIsInf(_fp(a)),
@@ -379,7 +533,8 @@ def _word_helpers() -> list[Helper]:
 
 
 #: Every helper a rule may call, by name.
-REGISTRY: Mapping[str, Helper] = {h.name: h for h in (*_float_helpers(), *_word_helpers())}
+REGISTRY: Mapping[str, Helper] = {h.name: h for h in (*_float_helpers(), *_float32_helpers(),
+                                                      *_word_helpers())}
 
 #: The rule-language operator on words that each helper of :data:`OPERATORS` stands for:
 #: (view, operator node type name) -> helper name.
