@@ -24,9 +24,10 @@ APART = ("conformance/mutants",)
 #: use with other meanings: only their clause ids and vector ids count.
 ENGLISH = frozenset({"if", "else", "loop", "break", "continue", "switch", "case", "default",
                      "call", "label", "discard"})
-#: Instructions named like Python and rule-language builtins (``min``, ``max``): only their
-#: clause and rule ids (``min.nan.both``) and vector ids count.
-BUILTINS = frozenset({"min", "max"})
+#: Instructions named like Python builtins, rule-language builtins or common methods (``min``,
+#: ``max``, ``set.add``, ``words.mul``): only their clause and rule ids (``min.nan.both``) and
+#: vector ids count.
+BUILTINS = frozenset({"min", "max", "add", "mul"})
 
 
 def pattern(name: str, *, clauses: tuple[str, ...] = ()) -> re.Pattern[str]:

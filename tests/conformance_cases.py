@@ -317,6 +317,12 @@ CASES: list[tuple[str, list[str], str, str, dict[str, Any]]] = [
      "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0x80000001, 0, 0, 0]}),
     ("frc/denormal/is_zero", ["frc r0.x, r1.x"],
      "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [1, 0, 0, 0]}),
+    # 2^-149 + 0 and 2^-149 * 1.0 are +0: the denormal source reads 0 (FS 3.1.3.2).
+    ("add/denormal/reads_zero", ["add r0.x, r1.x, r2.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [1, 0, 0, 0], "r2": [0, 0, 0, 0]}),
+    ("mul/denormal/reads_zero", ["mul r0.x, r1.x, r2.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [1, 0, 0, 0],
+                        "r2": [0x3F800000, 0, 0, 0]}),
 ]
 
 

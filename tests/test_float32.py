@@ -71,6 +71,44 @@ def test_float32_helpers_on_values_from_the_sources(helper: str, argument: int,
     assert REGISTRY[helper].python(argument) == expected
 
 
+@pytest.mark.parametrize(("helper", "a", "b", "expected"), [
+    # 1 + 3 * 2^-24 lies 1.5 ULP above 1.0: to nearest 1 + 2^-22, truncated 1 + 2^-23.
+    ("f32_add", 0x3F800000, 0x34400000, 0x3F800002),
+    ("f32_add_rtz", 0x3F800000, 0x34400000, 0x3F800001),
+    # 1 + 3 * 2^-25 lies 0.75 ULP above 1.0: to nearest 1 + 2^-23, truncated 1.0.
+    ("f32_add", 0x3F800000, 0x33C00000, 0x3F800001),
+    ("f32_add_rtz", 0x3F800000, 0x33C00000, 0x3F800000),
+    # 1 + 2^-24 is a tie: to the even 1.0; truncated 1.0 too.
+    ("f32_add", 0x3F800000, 0x33800000, 0x3F800000),
+    # FLT_MAX + FLT_MAX: the infinity to nearest, FLT_MAX truncated.
+    ("f32_add", 0x7F7FFFFF, 0x7F7FFFFF, 0x7F800000),
+    ("f32_add_rtz", 0x7F7FFFFF, 0x7F7FFFFF, 0x7F7FFFFF),
+    ("f32_add_rtz", 0xFF7FFFFF, 0xFF7FFFFF, 0xFF7FFFFF),
+    # x + (-x) is +0 in both modes; -0 + -0 is -0.
+    ("f32_add_rtz", 0x3F800000, 0xBF800000, 0x00000000),
+    ("f32_add_rtz", 0x80000000, 0x80000000, 0x80000000),
+    # (1 + 2^-23)^2 = 1 + 2^-22 + 2^-46: 1 + 2^-22 either way.
+    ("f32_mul", 0x3F800001, 0x3F800001, 0x3F800002),
+    ("f32_mul_rtz", 0x3F800001, 0x3F800001, 0x3F800002),
+    # (1 - 2^-24) * (1 + 2^-23) = 1 + 2^-24 - 2^-47, just below the tie: 1.0 either way.
+    ("f32_mul", 0x3F7FFFFF, 0x3F800001, 0x3F800000),
+    ("f32_mul_rtz", 0x3F7FFFFF, 0x3F800001, 0x3F800000),
+    # (1 + 2^-23) * (1 + 2^-22) = 1 + 3 * 2^-23 + 2^-45: to nearest 1 + 3 * 2^-23 (the 2^-45
+    # is far below half an ULP), truncated the same.
+    ("f32_mul", 0x3F800001, 0x3F800002, 0x3F800003),
+    # 1.5 * (1 + 2^-23) = 1.5 + 1.5 * 2^-23, a tie between 1.5 + 2^-23 and 1.5 + 2^-22: to
+    # nearest the even 1.5 + 2^-22, truncated 1.5 + 2^-23.
+    ("f32_mul", 0x3FC00000, 0x3F800001, 0x3FC00002),
+    ("f32_mul_rtz", 0x3FC00000, 0x3F800001, 0x3FC00001),
+    # 2^-126 * 0.5 = 2^-127, a denormal, exact; 0 * -1 is -0.
+    ("f32_mul", 0x00800000, 0x3F000000, 0x00400000),
+    ("f32_mul_rtz", 0x00000000, 0xBF800000, 0x80000000),
+])
+def test_float32_arithmetic_in_both_rounding_modes(helper: str, a: int, b: int,
+                                                   expected: int) -> None:
+    assert REGISTRY[helper].python(a, b) == expected
+
+
 def test_float32_subtraction_rounds_a_tiny_fraction_to_one() -> None:
     # frc(-2^-30) = -2^-30 - (-1) = 1 - 2^-30, which rounds to 1.0 (FS 22.10.7; erratum E-05).
     assert REGISTRY["f32_sub"].python(0xB0800000, 0xBF800000) == 0x3F800000

@@ -15,13 +15,13 @@ from typing import Any
 from sm5.oracle.asm import parse_vector_program
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.execution.executor import execute
+from sm5.oracle.execution.interpreter import members
 from sm5.oracle.machine.state import (
     PAIR_FORMS,
     Accept,
     ExpectedState,
     accepts,
     expected_from_json,
-    register_accepts,
     state_from_json,
 )
 from sm5.oracle.model.siblings import Sibling
@@ -61,35 +61,44 @@ def sibling_state(vector: Vector, variant: Spec) -> ExpectedState | None:
     return execution.state
 
 
-def _exact_outside(want: tuple[Accept, ...], got: Sequence[Accept]) -> bool:
-    """Some component of ``got`` that is exact (with its pair partner, for a form judging a
-    double pair) lies outside ``want``."""
-    words = tuple(g if isinstance(g, int) else 0 for g in got)
-    for i in register_accepts(want, words):
-        partner = i ^ 1 if isinstance(want[i], PAIR_FORMS) else i
-        if isinstance(got[i], int) and isinstance(got[partner], int):
+def _shown_outside(want: tuple[Accept, ...], got: Sequence[Accept]) -> bool:
+    """Some component of ``got`` lies outside ``want`` whatever value the sibling gives it
+    there: an exact word outside, or a few values (``one_of``) all outside. A class the sibling
+    leaves open (any NaN, anything) shows nothing; a form judging a double pair counts only
+    where both halves are exact."""
+    for i, accept in enumerate(want):
+        if isinstance(accept, PAIR_FORMS):
+            lo, hi = got[i & ~1], got[i | 1]
+            if isinstance(lo, int) and isinstance(hi, int) and not accepts(accept, lo, hi):
+                return True
+            continue
+        if _all_outside(accept, got[i]):
             return True
     return False
 
 
 def outside(expected: ExpectedState, observed: ExpectedState) -> bool:
-    """Some exact word of ``observed`` lies outside ``expected``'s acceptance sets."""
+    """Some word of ``observed`` lies outside ``expected``'s acceptance sets whatever value the
+    sibling gives it (its exact words, and its words of a few values)."""
     for name, want in expected.registers.items():
         got: Any = observed.registers.get(name)
-        if got is None or _exact_outside(want, got):
+        if got is None or _shown_outside(want, got):
             return True
     for name, want_res in expected.resources.items():
         got_res = observed.resources.get(name)
         if want_res is None or got_res is None:
             continue
-        if any(isinstance(g, int) and not accepts(w, g)
-               for w, g in zip(want_res.words, got_res.words, strict=True)):
+        if any(_all_outside(w, g) for w, g in zip(want_res.words, got_res.words, strict=True)):
             return True
-        counter = got_res.counter
-        if want_res.has_counter and isinstance(counter, int) \
-                and not accepts(want_res.counter, counter):
+        if want_res.has_counter and _all_outside(want_res.counter, got_res.counter):
             return True
     return False
+
+
+def _all_outside(want: Accept, got: Accept) -> bool:
+    """Every value the sibling may give the word lies outside ``want`` (False for a class)."""
+    values = members(got)
+    return values is not None and not any(accepts(want, v) for v in values)
 
 
 def tells_apart(vector: Vector, variant: Spec) -> bool:

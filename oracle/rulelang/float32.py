@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import struct
+from fractions import Fraction
 
 from sm5.oracle.rulelang.float64 import (
     F32_INF,
@@ -122,6 +123,41 @@ def add(a: int, b: int) -> int:
 def sub(a: int, b: int) -> int:
     """a - b rounded to nearest even."""
     return _narrow(f32_value(a) - f32_value(b))
+
+
+def mul(a: int, b: int) -> int:
+    """a * b rounded to nearest even (the product of two float32 significands is exact in
+    binary64, so one rounding happens)."""
+    return _narrow(f32_value(a) * f32_value(b))
+
+
+def _toward_zero(nearest: int, exact: Fraction) -> int:
+    """The float32 ``nearest`` (the exact value rounded to nearest even) moved one step toward
+    zero where it lies beyond ``exact`` in magnitude: the exact value rounded toward zero
+    (an infinity becomes the largest finite float32 of its sign)."""
+    if nearest & 0x7FFFFFFF == F32_INF:
+        return nearest - 1
+    if abs(Fraction(f32_value(nearest))) > abs(exact):
+        return nearest - 1  # one unit of the magnitude bits less (the smallest denormal: zero)
+    return nearest
+
+
+def add_toward_zero(a: int, b: int) -> int:
+    """a + b rounded toward zero (a NaN, an infinity: as to nearest)."""
+    x, y = f32_value(a), f32_value(b)
+    nearest = add(a, b)
+    if not (math.isfinite(x) and math.isfinite(y)):
+        return nearest
+    return _toward_zero(nearest, Fraction(x) + Fraction(y))
+
+
+def mul_toward_zero(a: int, b: int) -> int:
+    """a * b rounded toward zero (a NaN, an infinity: as to nearest)."""
+    x, y = f32_value(a), f32_value(b)
+    nearest = mul(a, b)
+    if not (math.isfinite(x) and math.isfinite(y)):
+        return nearest
+    return _toward_zero(nearest, Fraction(x) * Fraction(y))
 
 
 def _step(w: int, toward_positive: bool) -> int:

@@ -252,8 +252,8 @@ def _integral32(rounding: str) -> Callable[[Any], Any]:
     return lambda w: _pattern32(Z.fpRoundToIntegral(getattr(Z, rounding)(), _fp32(w)))
 
 
-def _binary32(op: str) -> Callable[[Any, Any], Any]:
-    return lambda a, b: _pattern32(getattr(Z, op)(Z.RNE(), _fp32(a), _fp32(b)))
+def _binary32(op: str, rounding: str = "RNE") -> Callable[[Any, Any], Any]:
+    return lambda a, b: _pattern32(getattr(Z, op)(getattr(Z, rounding)(), _fp32(a), _fp32(b)))
 
 
 def _int_to_f32(rounding: str, signed: bool) -> Callable[[Any], Any]:
@@ -316,6 +316,12 @@ def _float32_helpers() -> list[Helper]:
                "a + b, round to nearest even"),
         binary("f32_sub", "p32", float32.sub, _binary32("fpSub"),
                "a - b, round to nearest even"),
+        binary("f32_add_rtz", "p32", float32.add_toward_zero, _binary32("fpAdd", "RTZ"),
+               "a + b, round toward zero"),
+        binary("f32_mul", "p32", float32.mul, _binary32("fpMul"),
+               "a * b, round to nearest even"),
+        binary("f32_mul_rtz", "p32", float32.mul_toward_zero, _binary32("fpMul", "RTZ"),
+               "a * b, round toward zero"),
         unary("f32_round_ne", "p32", float32.nearest_integral, _integral32("RNE"),
               "to an integral float32, nearest even (a zero keeps the operand's sign)"),
         unary("f32_round_ni", "p32", float32.floor, _integral32("RTN"),
@@ -328,18 +334,13 @@ def _float32_helpers() -> list[Helper]:
               "to signed 32-bit: NaN is 0, truncated, saturated"),
         unary("f32_to_u32", "p32", float32.to_u32, _f32_to_int(False),
               "to unsigned 32-bit: NaN is 0, truncated, saturated"),
-        unary("f32_from_i32", "p32", float32.from_i32, _int_to_f32("RNE", True),
-              "a word read as signed, to float32 rounded to nearest even", ints),
-        unary("f32_from_i32_down", "p32", float32.from_i32_down, _int_to_f32("RTN", True),
-              "a word read as signed, to float32 rounded toward -inf", ints),
-        unary("f32_from_i32_up", "p32", float32.from_i32_up, _int_to_f32("RTP", True),
-              "a word read as signed, to float32 rounded toward +inf", ints),
-        unary("f32_from_u32", "p32", float32.from_u32, _int_to_f32("RNE", False),
-              "a word read as unsigned, to float32 rounded to nearest even", ints),
-        unary("f32_from_u32_down", "p32", float32.from_u32_down, _int_to_f32("RTN", False),
-              "a word read as unsigned, to float32 rounded toward -inf", ints),
-        unary("f32_from_u32_up", "p32", float32.from_u32_up, _int_to_f32("RTP", False),
-              "a word read as unsigned, to float32 rounded toward +inf", ints),
+        *(unary(f"f32_from_{view}{suffix}", "p32", getattr(float32, f"from_{view}{suffix}"),
+                _int_to_f32(mode, view == "i32"),
+                f"a word read as {reading}, to float32 rounded {rounding}", ints)
+          for view, reading in (("i32", "signed"), ("u32", "unsigned"))
+          for suffix, mode, rounding in (("", "RNE", "to nearest even"),
+                                         ("_down", "RTN", "toward -inf"),
+                                         ("_up", "RTP", "toward +inf"))),
         unary("f32_to_f16", "p32", float32.to_f16, _to_f16,
               "to binary16 in the low 16 bits, rounded toward zero (beyond the range: the "
               "largest finite half; NaN: a half NaN)"),
