@@ -24,10 +24,10 @@ APART = ("conformance/mutants",)
 #: use with other meanings: only their clause ids and vector ids count.
 ENGLISH = frozenset({"if", "else", "loop", "break", "continue", "switch", "case", "default",
                      "call", "label", "discard"})
-#: Instructions named like Python builtins, rule-language builtins or common methods (``min``,
-#: ``max``, ``set.add``, ``words.mul``): only their clause and rule ids (``min.nan.both``) and
-#: vector ids count.
-BUILTINS = frozenset({"min", "max", "add", "mul"})
+#: Instructions named like Python builtins, library functions, rule-language builtins or common
+#: methods (``min``, ``max``, ``set.add``, ``words.mul``, ``math.sqrt``): only their clause and
+#: rule ids (``min.nan.both``) and vector ids count.
+BUILTINS = frozenset({"min", "max", "add", "mul", "sqrt"})
 
 
 def pattern(name: str, *, clauses: tuple[str, ...] = ()) -> re.Pattern[str]:

@@ -323,6 +323,9 @@ CASES: list[tuple[str, list[str], str, str, dict[str, Any]]] = [
     ("mul/denormal/reads_zero", ["mul r0.x, r1.x, r2.x"],
      "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [1, 0, 0, 0],
                         "r2": [0x3F800000, 0, 0, 0]}),
+    # sqrt(2^-149) is +0 and sqrt(-2^-149) is -0, not a NaN: the denormal reads as a zero.
+    ("sqrt/denormal/reads_zero", ["sqrt r0.xy, r1.xyxx"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [1, 0x80000001, 0, 0]}),
 ]
 
 

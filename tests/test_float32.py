@@ -61,6 +61,16 @@ INF = 0x7F800000
     ("f32_saturate", 0x80000000, 0),
     ("f32_saturate", 0x40000000, 0x3F800000),
     ("f32_saturate", 0x3F000000, 0x3F000000),
+    # sqrt: 2.0 lies between 0x3FB504F3 (1.41421353...) and 0x3FB504F4 (1.41421365...), the
+    # first nearer the root 1.41421356...; 4.0 has the exact root 2.0; -0 gives -0, -1 a NaN.
+    ("f32_sqrt", 0x40000000, 0x3FB504F3),
+    ("f32_sqrt_down", 0x40000000, 0x3FB504F3),
+    ("f32_sqrt_up", 0x40000000, 0x3FB504F4),
+    ("f32_sqrt_down", 0x40800000, 0x40000000),
+    ("f32_sqrt_up", 0x40800000, 0x40000000),
+    ("f32_sqrt", 0x80000000, 0x80000000),
+    ("f32_sqrt", 0xBF800000, NAN),
+    ("f32_sqrt_up", INF, INF),
     # A denormal flushed keeps its sign.
     ("f32_flush", 0x00000001, 0),
     ("f32_flush", 0x80000001, 0x80000000),

@@ -20,6 +20,9 @@ from sm5.oracle.machine.state import (
     PAIR_FORMS,
     Accept,
     ExpectedState,
+    F16Nan,
+    F32Nan,
+    OneOf,
     accepts,
     expected_from_json,
     state_from_json,
@@ -96,9 +99,17 @@ def outside(expected: ExpectedState, observed: ExpectedState) -> bool:
 
 
 def _all_outside(want: Accept, got: Accept) -> bool:
-    """Every value the sibling may give the word lies outside ``want`` (False for a class)."""
+    """Every value the sibling may give the word lies outside ``want``: a few values, each
+    outside; a NaN class (any float32 or half NaN) where ``want`` holds no value of that class.
+    Anything else (a word the sibling leaves free) shows nothing."""
     values = members(got)
-    return values is not None and not any(accepts(want, v) for v in values)
+    if values is not None:
+        return not any(accepts(want, v) for v in values)
+    if isinstance(got, F32Nan | F16Nan):
+        fixed = (want,) if isinstance(want, int) else want.values \
+            if isinstance(want, OneOf) else None
+        return fixed is not None and not any(accepts(got, v) for v in fixed)
+    return False
 
 
 def tells_apart(vector: Vector, variant: Spec) -> bool:

@@ -142,6 +142,40 @@ def _toward_zero(nearest: int, exact: Fraction) -> int:
     return nearest
 
 
+def square_root(w: int) -> int:
+    """The square root rounded to nearest even (binary64's correctly rounded root narrowed:
+    binary64 has more than 2 * 24 + 2 bits, so the second rounding is innocuous); a negative
+    number or a NaN gives the default NaN, -0 gives -0, +inf gives +inf."""
+    x = f32_value(w)
+    if math.isnan(x) or (x < 0.0):
+        return F32_QUIET_NAN
+    if x == 0.0 or math.isinf(x):
+        return w & 0xFFFFFFFF
+    return _narrow(math.sqrt(x))
+
+
+def _sqrt_directed(w: int, upward: bool) -> int:
+    """The square root rounded toward +inf (``upward``) or -inf: the root to nearest, moved one
+    step where it lies on the wrong side of the exact root (compared by squaring, exactly)."""
+    nearest = square_root(w)
+    x = f32_value(w)
+    if math.isnan(x) or x <= 0.0 or math.isinf(x):
+        return nearest
+    square = Fraction(f32_value(nearest)) ** 2
+    exact = Fraction(x)
+    if square == exact or (square > exact) == upward:
+        return nearest
+    return nearest + 1 if upward else nearest - 1
+
+
+def square_root_down(w: int) -> int:
+    return _sqrt_directed(w, upward=False)
+
+
+def square_root_up(w: int) -> int:
+    return _sqrt_directed(w, upward=True)
+
+
 def add_toward_zero(a: int, b: int) -> int:
     """a + b rounded toward zero (a NaN, an infinity: as to nearest)."""
     x, y = f32_value(a), f32_value(b)

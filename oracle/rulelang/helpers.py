@@ -75,8 +75,9 @@ class Helper:
     specials: tuple[tuple[Specials, ...], ...]
     text: str
     #: In the proofs that abstract arithmetic (``sm5.oracle.proofs.z3rules.symbols``), is the
-    #: pattern result a free pattern? The float32 helpers stay exact: z3 decides their
-    #: 32-bit floating point quickly, and clauses lean on them (a flushed operand is a zero).
+    #: pattern result a free pattern? The float32 helpers but the square roots stay exact: z3
+    #: decides their 32-bit floating point quickly, and clauses lean on them (a flushed operand
+    #: is a zero).
     abstracted: bool = True
 
     @property
@@ -252,6 +253,10 @@ def _integral32(rounding: str) -> Callable[[Any], Any]:
     return lambda w: _pattern32(Z.fpRoundToIntegral(getattr(Z, rounding)(), _fp32(w)))
 
 
+def _sqrt32(rounding: str) -> Callable[[Any], Any]:
+    return lambda w: _pattern32(Z.fpSqrt(getattr(Z, rounding)(), _fp32(w)))
+
+
 def _binary32(op: str, rounding: str = "RNE") -> Callable[[Any, Any], Any]:
     return lambda a, b: _pattern32(getattr(Z, op)(getattr(Z, rounding)(), _fp32(a), _fp32(b)))
 
@@ -292,8 +297,10 @@ def _float32_helpers() -> list[Helper]:
 
     def unary(name: str, result: HelperType, python: Callable[..., int | bool],
               model: Callable[..., Any], text: str,
-              specials: tuple[tuple[Specials, ...], ...] = f32_in) -> Helper:
-        return Helper(name, ("p32",), result, python, model, specials, text, abstracted=False)
+              specials: tuple[tuple[Specials, ...], ...] = f32_in,
+              abstracted: bool = False) -> Helper:
+        return Helper(name, ("p32",), result, python, model, specials, text,
+                      abstracted=abstracted)
 
     def binary(name: str, result: HelperType, python: Callable[..., int | bool],
                model: Callable[..., Any], text: str) -> Helper:
@@ -318,6 +325,15 @@ def _float32_helpers() -> list[Helper]:
                "a - b, round to nearest even"),
         binary("f32_add_rtz", "p32", float32.add_toward_zero, _binary32("fpAdd", "RTZ"),
                "a + b, round toward zero"),
+        # Square roots are abstracted in the proofs, as double arithmetic is: three of them in
+        # one query are beyond z3's budget, and no clause leans on their relation to xf.
+        unary("f32_sqrt", "p32", float32.square_root, _sqrt32("RNE"),
+              "the square root, round to nearest even (a negative number: NaN; -0: -0)",
+              abstracted=True),
+        unary("f32_sqrt_down", "p32", float32.square_root_down, _sqrt32("RTN"),
+              "the square root rounded toward -inf", abstracted=True),
+        unary("f32_sqrt_up", "p32", float32.square_root_up, _sqrt32("RTP"),
+              "the square root rounded toward +inf", abstracted=True),
         binary("f32_mul", "p32", float32.mul, _binary32("fpMul"),
                "a * b, round to nearest even"),
         binary("f32_mul_rtz", "p32", float32.mul_toward_zero, _binary32("fpMul", "RTZ"),
