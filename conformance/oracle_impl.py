@@ -37,12 +37,9 @@ from sm5.oracle.machine.state import (
     split64,
 )
 from sm5.oracle.model.spec import Spec, load_default
+from sm5.oracle.rulelang.float32 import F16_QUIET_NAN
+from sm5.oracle.rulelang.float64 import F32_QUIET_NAN, QUIET_NAN
 from sm5.vectors.format import Vector
-
-CANONICAL_QNAN = 0x7FF8000000000000
-CANONICAL_F32_QNAN = 0x7FC00000
-CANONICAL_F16_QNAN = 0x7E00
-
 
 #: What legality reads of a state's views: (register, bound format, has a hidden counter).
 Formats = tuple[tuple[str, str, bool], ...]
@@ -198,7 +195,7 @@ def _register(accepts: tuple[Accept, ...], before: tuple[int, ...]) -> list[int]
     values = [_pick(a, before[i]) for i, a in enumerate(accepts)]
     for lo in (0, 2):
         if isinstance(accepts[lo], F64Nan) or isinstance(accepts[lo + 1], F64Nan):
-            values[lo], values[lo + 1] = split64(CANONICAL_QNAN)
+            values[lo], values[lo + 1] = split64(QUIET_NAN)
         pair = accepts[lo] if isinstance(accepts[lo], F64OneOf) else accepts[lo + 1]
         if isinstance(pair, F64OneOf):
             values[lo], values[lo + 1] = split64(pair.values[0])
@@ -215,8 +212,8 @@ def _pick(accept: Accept, before: int) -> int:
     if isinstance(accept, OneOf):
         return accept.values[0]
     if isinstance(accept, F32Nan):
-        return CANONICAL_F32_QNAN
+        return F32_QUIET_NAN
     if isinstance(accept, F16Nan):
-        return CANONICAL_F16_QNAN
+        return F16_QUIET_NAN
     return accept
 

@@ -272,18 +272,14 @@ def _f32_to_int(signed: bool) -> Callable[[Any], Any]:
     return lambda w: _fp_to_int(_fp32(w), low, high, signed)
 
 
-def _to_f16(word: Any) -> Any:
-    """float32 to binary16 rounded toward zero (which never overflows to the infinity), zero
-    extended; a NaN becomes the half default NaN."""
-    x = _fp32(word)
-    half = Z.fpToIEEEBV(Z.fpToFP(Z.RTZ(), x, Z.FPSort(5, 11)))
-    return Z.If(Z.fpIsNaN(x), Z.BitVecVal(float32.F16_QUIET_NAN, 32), Z.ZeroExt(16, half))
-
-
-def _to_f16_nearest(word: Any) -> Any:
-    x = _fp32(word)
-    half = Z.fpToIEEEBV(Z.fpToFP(Z.RNE(), x, Z.FPSort(5, 11)))
-    return Z.If(Z.fpIsNaN(x), Z.BitVecVal(float32.F16_QUIET_NAN, 32), Z.ZeroExt(16, half))
+def _to_f16(rounding: str) -> Callable[[Any], Any]:
+    """float32 to binary16 rounded by ``rounding`` (toward zero never reaches the infinity),
+    zero extended; a NaN becomes the half default NaN."""
+    def model(word: Any) -> Any:
+        x = _fp32(word)
+        half = Z.fpToIEEEBV(Z.fpToFP(getattr(Z, rounding)(), x, Z.FPSort(5, 11)))
+        return Z.If(Z.fpIsNaN(x), Z.BitVecVal(float32.F16_QUIET_NAN, 32), Z.ZeroExt(16, half))
+    return model
 
 
 def _from_f16(word: Any) -> Any:
@@ -357,10 +353,10 @@ def _float32_helpers() -> list[Helper]:
           for suffix, mode, rounding in (("", "RNE", "to nearest even"),
                                          ("_down", "RTN", "toward -inf"),
                                          ("_up", "RTP", "toward +inf"))),
-        unary("f32_to_f16", "p32", float32.to_f16, _to_f16,
+        unary("f32_to_f16", "p32", float32.to_f16, _to_f16("RTZ"),
               "to binary16 in the low 16 bits, rounded toward zero (beyond the range: the "
               "largest finite half; NaN: a half NaN)"),
-        unary("f32_to_f16_nearest", "p32", float32.to_f16_nearest, _to_f16_nearest,
+        unary("f32_to_f16_nearest", "p32", float32.to_f16_nearest, _to_f16("RNE"),
               "to binary16 in the low 16 bits, rounded to nearest even (beyond the range: the "
               "half infinity; NaN: a half NaN)"),
         unary("f16_to_f32", "p32", float32.from_f16, _from_f16,
