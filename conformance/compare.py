@@ -23,6 +23,7 @@ from sm5.oracle.machine.state import (
     ExpectedResource,
     F16Nan,
     F32Nan,
+    F32Range,
     F64Nan,
     F64OneOf,
     Masked,
@@ -262,6 +263,8 @@ def _describe(accept: Accept, index: int) -> str:
         return "a float32 NaN"
     if isinstance(accept, F16Nan):
         return "a half NaN in the low 16 bits, the high 16 bits 0"
+    if isinstance(accept, F32Range):
+        return f"a float32 from {_hex(accept.lo)} to {_hex(accept.hi)}"
     if accept is None:
         return "any value"
     return _hex(accept)

@@ -27,6 +27,7 @@ from sm5.oracle.machine.state import (
     ExpectedState,
     F16Nan,
     F32Nan,
+    F32Range,
     F64Nan,
     F64OneOf,
     MachineState,
@@ -215,5 +216,7 @@ def _pick(accept: Accept, before: int) -> int:
         return F32_QUIET_NAN
     if isinstance(accept, F16Nan):
         return F16_QUIET_NAN
+    if isinstance(accept, F32Range):
+        return accept.lo
     return accept
 

@@ -326,6 +326,63 @@ CASES: list[tuple[str, list[str], str, str, dict[str, Any]]] = [
     # sqrt(2^-149) is +0 and sqrt(-2^-149) is -0, not a NaN: the denormal reads as a zero.
     ("sqrt/denormal/reads_zero", ["sqrt r0.xy, r1.xyxx"],
      "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [1, 0x80000001, 0, 0]}),
+    # Tolerances: rcp(2.0) lies within 2^-21 of 0.5 (0x3EFFFFF8 .. 0x3F000004), not one float32
+    # beyond; log(1.0) within 2^-21 of 0 (0xB5000000 .. 0x35000000); rsq(-4) and log(-4) are NaNs
+    # (FS 22.10.19, 22.10.8), not the 0.5 and 2 of |x|.
+    ("rcp/tolerance/half", ["rcp r0.x, r1.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0x40000000, 0, 0, 0]}),
+    ("rsq/negative/nan", ["rsq r0.x, r1.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0xC0800000, 0, 0, 0]}),
+    ("log/negative/nan", ["log r0.xy, r1.xy"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0xC0800000, 0x3F800000, 0, 0]}),
+    # mad(1 + 2^-23, 1 - 2^-24, -1): -0.0 .. 2^-23 (the product either neighbour); div 1 / 3
+    # within 0x3EAAAAAA .. 0x3EAAAAAB, which rcp's 2^-21 reciprocal times 1 leaves.
+    ("mad/tolerance/product_rounded", ["mad r0.x, r1.x, r2.x, r3.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0x3F800001, 0, 0, 0],
+                        "r2": [0x3F7FFFFF, 0, 0, 0], "r3": [0xBF800000, 0, 0, 0]}),
+    ("div/tolerance/third", ["div r0.x, r1.x, r2.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0x3F800000, 0, 0, 0],
+                        "r2": [0x40400000, 0, 0, 0]}),
+    # dp2/dp3/dp4 of (1 + 2^-23, 1 + 2^-23, 1, 1) and (1 + 2^-23, -1, 1, 1): the first product
+    # rounds either way, so the sum spans two or more float32s.
+    # sincos(1.0): sin 0.84147 into destSIN, cos 0.54030 into destCOS, each within 0.0008
+    # (FS 22.10.20), far apart enough that the two ranges do not meet.
+    ("sincos/tolerance/one", ["sincos r0.x, r1.x, r2.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [9, 9, 9, 9], "r2": [0x3F800000, 0, 0, 0]}),
+    # Denormal operands read as zeros (FS 3.1.3.2): rcp(2^-149) and rsq(2^-149) are +inf, not
+    # 2^149 and 2^74.5; log(2^-149) is -inf, not -149; 1 / 2^-149 is +inf; 2^-149 / 2^-149 is a
+    # NaN (0 / 0), not 1.0; mad(0, 0, -2^-149) is +0, not -2^-149; the dot product of
+    # (2^-149, 0, 0, 0) and (2^31, 0, 0, 0) is +0, not 2^-118. sqrt(2.0) lies within 1 ULP
+    # (0x3FB504F3 or 0x3FB504F4), not 0x3FB504F5.
+    ("rcp/denormal/reads_zero", ["rcp r0.x, r1.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0x7FFFFF, 0, 0, 0]}),
+    ("rsq/denormal/reads_zero", ["rsq r0.x, r1.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [1, 0, 0, 0]}),
+    ("log/denormal/reads_zero", ["log r0.x, r1.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [1, 0, 0, 0]}),
+    ("div/denormal/reads_zero", ["div r0.x, r1.x, r2.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [1, 0, 0, 0], "r2": [1, 0, 0, 0]}),
+    ("mad/denormal/reads_zero", ["mad r0.x, r1.x, r2.x, r3.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0, 0, 0, 0], "r2": [0, 0, 0, 0],
+                        "r3": [0x80000001, 0, 0, 0]}),
+    *((f"dp{n}/denormal/reads_zero", [f"dp{n} r0.x, r1, r2"],
+       "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [1, 0, 0, 0],
+                          "r2": [0x4F000000, 0, 0, 0]}) for n in (2, 3, 4)),
+    ("sqrt/tolerance/two", ["sqrt r0.x, r1.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0x40000000, 0, 0, 0]}),
+    # IEEE's sign of an exact zero sum (FS 3.1.3.1): 0 * 0 + 0 * -2^31 is +0 + -0 = +0, and
+    # -2^127 * 0 + 0 is -0 + +0 = +0, not -0.
+    *((f"dp{n}/zero/sum_positive", [f"dp{n} r0.x, r1, r2"],
+       "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0, 0, 0, 0],
+                          "r2": [0, 0xCF000000, 0, 0]}) for n in (2, 3, 4)),
+    ("mad/zero/sum_positive", ["mad r0.x, r1.x, r2.x, r3.x"],
+     "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0xFF000000, 0, 0, 0],
+                        "r2": [0, 0, 0, 0], "r3": [0, 0, 0, 0]}),
+    *((f"dp{n}/tolerance/product_rounded", [f"dp{n} r0.x, r1, r2"],
+       "cs_5_0", "11.0", {"r0": [9, 9, 9, 9], "r1": [0x3F800001, 0x3F800001, 0x3F800000,
+                                                        0x3F800000],
+                          "r2": [0x3F800001, 0xBF800000, 0x3F800000, 0x3F800000]})
+      for n in (2, 3, 4)),
 ]
 
 

@@ -14,6 +14,7 @@ from sm5.oracle.errors import SpecError, StateError
 from sm5.oracle.machine.state import (
     F16Nan,
     F32Nan,
+    F32Range,
     F64OneOf,
     OneOf,
     accept_from_json,
@@ -54,6 +55,29 @@ def test_f16_nan_accepts_every_half_nan_with_clear_high_bits_and_nothing_else() 
         assert not accepts(form, other)
 
 
+def test_f32_range_accepts_the_float32s_between_its_ends_by_value() -> None:
+    # [-2^-149, 1.0]: the negative denormal 0x80000001, both zeros, and up to 1.0
+    form = accept_from_json({"f32_range": [0x80000001, 0x3F800000]}, "t")
+    assert form == F32Range(0x80000001, 0x3F800000)
+    assert accept_to_json(form) == {"f32_range": [0x80000001, 0x3F800000]}
+    for inside in (0x80000001, 0x80000000, 0x00000000, 0x00000001, 0x3F7FFFFF, 0x3F800000):
+        assert accepts(form, inside), hex(inside)
+    # -2^-148, 1.0 + 2^-23, -1.0, NaNs (even those whose bits lie between the ends' bits)
+    for outside in (0x80000002, 0x3F800001, 0xBF800000, 0x7FC00000, 0x7F800001, 0xFFFFFFFF):
+        assert not accepts(form, outside), hex(outside)
+
+
+def test_f32_range_orders_negative_numbers_by_value_not_by_bits() -> None:
+    # [-2.0, -1.0]: 0xC0000000 .. 0xBF800000 (the bits of -1.0 are the smaller)
+    form = accept_from_json({"f32_range": [0xC0000000, 0xBF800000]}, "t")
+    assert accepts(form, 0xBFC00000)  # -1.5
+    assert not accepts(form, 0x3FC00000) and not accepts(form, 0xC0000001)
+    # reaching the infinities
+    wide = accept_from_json({"f32_range": [0xFF800000, 0x7F800000]}, "t")
+    assert accepts(wide, 0xFF800000) and accepts(wide, 0x7F800000) and accepts(wide, 0)
+    assert not accepts(wide, 0xFFC00000)
+
+
 def test_f64_one_of_judges_the_whole_pair() -> None:
     # +0.0 (0x00000000_00000000) or 2^-149 as a double (0x36A00000_00000000)
     form = accept_from_json({"f64_one_of": [[0, 0], [0, 0x36A00000]]}, "t")
@@ -79,6 +103,11 @@ def test_a_single_value_is_written_as_an_exact_value() -> None:
     ({"one_of": [1, 2**32]}, "unsigned 32-bit"),
     ({"f64_one_of": [[0, 0], [0]]}, "pair"),
     ({"f32": "inf"}, "unknown acceptance set"),
+    ({"f32_range": [0x3F800000, 0x3F7FFFFF]}, "must order below hi"),
+    ({"f32_range": [0x00000000, 0x80000000]}, "must order below hi"),  # +0 is above -0
+    ({"f32_range": [0x3F800000, 0x3F800000]}, "must order below hi"),
+    ({"f32_range": [0x3F800000, 0x7FC00000]}, "not NaNs"),
+    ({"f32_range": [0x3F800000]}, r"\[lo, hi\]"),
 ])
 def test_malformed_forms_name_the_problem(doc: object, message: str) -> None:
     with pytest.raises(StateError, match=message):
@@ -110,7 +139,7 @@ def test_a_form_declared_for_the_wrong_lanes_is_a_spec_error(tmp_path: Path) -> 
 
 def test_every_form_says_how_a_reader_checks_it() -> None:
     forms = load_default().model.acceptance
-    assert set(forms) == {"f64_nan", "f64_sign_free", "f32_nan", "f16_nan", "one_of"}
-    assert [name for name, form in forms.items() if form.values] == ["one_of"]
+    assert set(forms) == {"f64_nan", "f64_sign_free", "f32_nan", "f16_nan", "f32_range", "one_of"}
+    assert [name for name, form in forms.items() if form.values] == ["f32_range", "one_of"]
     assert forms["f32_nan"].widths == (32,) and forms["f64_nan"].widths == (64,)
     assert all(form.json and form.check for form in forms.values())

@@ -46,7 +46,7 @@ from sm5.conformance.run import iter_selected, run, vector_files
 from sm5.conformance.subset import representative
 from sm5.oracle.errors import NotExpressible
 from sm5.oracle.files.atomic import atomic_write_text
-from sm5.pipeline import WINE_LEAVES_OUT
+from sm5.pipeline import wine_leaves_out
 from sm5.vectors.format import Vector
 
 #: Parts of the subset that pytest-xdist workers share out (see `_shared_results`).
@@ -122,7 +122,7 @@ def _shared_results(impl: D3D11Runner, vectors: Sequence[Vector], shared: Path, 
 
 def _golden_run(impl: D3D11Runner, renderer: str, factory: pytest.TempPathFactory) -> GoldenRun:
     vectors = tuple(v for _, _, v in iter_selected(vector_files(None)))
-    chosen = set(representative(vectors, leave_out=WINE_LEAVES_OUT))
+    chosen = set(representative(vectors, leave_out=wine_leaves_out()))
     subset = tuple(v for v in vectors if v.id in chosen)
     expectations = load_expectations(FILES[renderer])
     if os.environ.get("PYTEST_XDIST_WORKER") is None:
@@ -166,7 +166,7 @@ def test_subset_is_a_rule_over_the_golden_set(golden: GoldenRun) -> None:
     """Every clause and every (instruction, section) of the executable golden vectors is in the
     subset, which is a small part of the set (the flow-control files, left out, aside)."""
     executable = [v for v in golden.vectors
-                  if not v.rejected and v.id.split("/")[0] not in WINE_LEAVES_OUT]
+                  if not v.rejected and v.id.split("/")[0] not in wine_leaves_out()]
     assert {c for v in executable for c in v.clauses} == \
         {c for v in golden.subset for c in v.clauses}
     sections = {tuple(v.id.split("/")[:2]) for v in executable}

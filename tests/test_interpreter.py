@@ -18,7 +18,14 @@ from sm5.oracle.errors import ExecError
 from sm5.oracle.execution.executor import execute
 from sm5.oracle.execution.interpreter import FANOUT, Inspected, Opaque, join, members
 from sm5.oracle.machine.program import Instruction, Program
-from sm5.oracle.machine.state import F64OneOf, Masked, OneOf, expected_to_json, state_from_json
+from sm5.oracle.machine.state import (
+    F32Range,
+    F64OneOf,
+    Masked,
+    OneOf,
+    expected_to_json,
+    state_from_json,
+)
 
 DOUBLES = "dcl_globalFlags enableDoublePrecisionFloatOps"
 EXTENDED = "dcl_globalFlags enableDoublePrecisionFloatOps | enable11_1DoubleExtensions"
@@ -142,6 +149,35 @@ def test_join_keeps_one_value_lists_a_few_and_gives_up_past_the_fanout() -> None
     assert join([3, None]) is None
     both = F64OneOf((1, 2))
     assert join([both, both]) == both
+
+
+def test_float32_ranges_enumerate_when_small_and_join_into_their_span() -> None:
+    # [1.0, 1.0 + 3 ULP]: four float32s, enumerated; [-0.0, +0.0]: the two zeros
+    assert members(F32Range(0x3F800000, 0x3F800003)) == (0x3F800000, 0x3F800001, 0x3F800002,
+                                                         0x3F800003)
+    assert members(F32Range(0x80000000, 0)) == (0, 0x80000000)
+    wide = F32Range(0xBF800000, 0x3F800000)  # -1.0 .. 1.0: far more than the fanout
+    assert members(wide) is None
+    # a range and a value outside it: the span holding both; a NaN among them: anything
+    assert join([wide, 0x40000000]) == F32Range(0xBF800000, 0x40000000)
+    assert join([wide, 0x7FC00000]) is None
+    assert join([F32Range(0x3F800000, 0x3F800001), 0x3F800003]) == OneOf(
+        (0x3F800000, 0x3F800001, 0x3F800003))
+
+
+def test_a_tolerance_flows_into_the_next_instruction() -> None:
+    # rcp(3.0) is one of eleven float32s (0x3EAAAAA6 .. 0x3EAAAAB0: within 2^-21 of 1/3, FS
+    # 22.10.18); mov, run once per member (eleven runs, within the fanout), writes one of the
+    # eleven; mul by 2.0 is exact on each, so the product is one of the eleven doubled
+    # (exponent + 1: 0x3F2AAAA6 .. 0x3F2AAAB0), never a guess.
+    execution = execute(parse_program(["rcp r1.x, r0.x", "mov r2.x, r1.x",
+                                       "mul r3.x, r2.x, l(2.0)"]),
+                        state_from_json({"r0": [0x40400000, 0, 0, 0], "r1": [0, 0, 0, 0],
+                                         "r2": [0, 0, 0, 0], "r3": [0, 0, 0, 0]}))
+    assert execution.state is not None
+    assert execution.state.registers["r1"][0] == F32Range(0x3EAAAAA6, 0x3EAAAAB0)
+    assert execution.state.registers["r2"][0] == OneOf(tuple(range(0x3EAAAAA6, 0x3EAAAAB1)))
+    assert execution.state.registers["r3"][0] == OneOf(tuple(range(0x3F2AAAA6, 0x3F2AAAB1)))
 
 
 def test_mov_passes_an_undefined_component_along_through_its_swizzle() -> None:

@@ -453,10 +453,10 @@ def test_fuzz_mutated_instruction(mutation_root: Path, doc: Any) -> None:
     ("accept: f32_nan", "accept: f64_nan", "acceptance form f64_nan does not fit"),
     # one_of without its values, and values without one_of
     ('          accept_values: ["r & 2147483648"]\n', "",
-     "accept_values goes with a form that lists values (one_of)"),
+     "accept_values goes with a form that lists values (f32_range, one_of)"),
     ("accept: one_of\n          accept_values: [\"r & 2147483648\"]",
      "accept_values: [\"r & 2147483648\"]",
-     "accept_values goes with a form that lists values (one_of)"),
+     "accept_values goes with a form that lists values (f32_range, one_of)"),
 ])
 def test_acceptance_form_must_fit_the_clause(spec_copy: Path, capsys: pytest.CaptureFixture[str],
                                              old: str, new: str, message: str) -> None:

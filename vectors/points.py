@@ -281,6 +281,17 @@ class Explorer:
 
         return walk(dict(base), 0)
 
+    def from_examples(self, base: Mapping[str, Value], clause_id: str,
+                      examples: tuple[tuple[tuple[str, int], ...], ...]
+                      ) -> dict[str, Value] | None:
+        """The first of the clause's examples that fires it in the base's context."""
+        for example in examples:
+            env = {**base, **dict(example)}
+            fired = _fired(self.ins, env)
+            if fired and clause_id in fired and self.keeps(env):
+                return env
+        return None
+
     def around(self, base: Mapping[str, Value]) -> Iterator[Point]:
         """The base, then each relevant input varied alone over its candidates."""
         fired = _fired(self.ins, base)
@@ -306,7 +317,10 @@ class Explorer:
             base = self.base(context)
             bases = [base]
             for clause in self.ins.clauses:
-                hit = self.first_hit(base, clause.id)
+                if clause.examples:
+                    hit = self.from_examples(base, clause.id, clause.examples)
+                else:
+                    hit = self.first_hit(base, clause.id)
                 if hit is not None and hit not in bases:
                     bases.append(hit)
             for b in bases:

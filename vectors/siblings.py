@@ -22,9 +22,11 @@ from sm5.oracle.machine.state import (
     ExpectedState,
     F16Nan,
     F32Nan,
+    F32Range,
     OneOf,
     accepts,
     expected_from_json,
+    f32_order,
     state_from_json,
 )
 from sm5.oracle.model.siblings import Sibling
@@ -105,6 +107,14 @@ def _all_outside(want: Accept, got: Accept) -> bool:
     values = members(got)
     if values is not None:
         return not any(accepts(want, v) for v in values)
+    if isinstance(got, F32Range):
+        if isinstance(want, F32Range):
+            return (f32_order(got.hi) < f32_order(want.lo)
+                    or f32_order(want.hi) < f32_order(got.lo))
+        fixed = members(want)
+        return fixed is not None and not any(accepts(got, v) for v in fixed)
+    if isinstance(got, F32Nan) and isinstance(want, F32Range):
+        return True  # a range holds no NaN
     if isinstance(got, F32Nan | F16Nan):
         fixed = (want,) if isinstance(want, int) else want.values \
             if isinstance(want, OneOf) else None

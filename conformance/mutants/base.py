@@ -172,7 +172,8 @@ class NaiveTranslator:
         where the translator does not implement it."""
         if ins.semantics.memory is not None:
             self.memory_access(ins, instruction, machine)
-        elif ins.semantics.lanes is None and (ins.semantics.result or ins.semantics.counter):
+        elif ins.semantics.lanes is None and (ins.semantics.result or ins.semantics.counter) \
+                and any(i.source.kind == "resource" for i in ins.semantics.inputs):
             self.view_query(ins, instruction, machine)
         elif hasattr(self, instruction.name):
             getattr(self, instruction.name)(instruction, machine)

@@ -62,6 +62,7 @@ from sm5.oracle.machine.state import (
     Execution,
     ExpectedResource,
     ExpectedState,
+    F32Range,
     F64OneOf,
     MachineState,
     Masked,
@@ -69,10 +70,14 @@ from sm5.oracle.machine.state import (
     Resource,
     Step,
     exact_resource,
+    f32_from_order,
+    f32_range,
+    f32_range_members,
     join64,
     split64,
 )
 from sm5.oracle.model.spec import InstructionSpec, Model, Spec
+from sm5.oracle.rulelang.float64 import f32_is_nan
 
 #: The most concrete runs one step may take over the alternatives it reads.
 FANOUT = 16
@@ -191,6 +196,9 @@ def members(accept: Accept) -> tuple[int, ...] | None:
         return (accept,)
     if isinstance(accept, OneOf):
         return accept.values
+    if isinstance(accept, F32Range):
+        keys = f32_range_members(accept)
+        return tuple(sorted(map(f32_from_order, keys))) if len(keys) <= FANOUT else None
     if isinstance(accept, Masked):
         free = [bit for bit in range(32) if not accept.mask >> bit & 1]
         if len(free) > MAX_FREE_BITS:
@@ -354,7 +362,8 @@ def _concrete(state: ExpectedState, shapes: Mapping[str, Resource],
 
 def join(values: Sequence[Accept]) -> Accept:
     """The acceptance set of a word over several runs: one value stays, several 32-bit values
-    become ``one_of`` (at most :data:`FANOUT`), anything else that differs is anything."""
+    become ``one_of`` (at most :data:`FANOUT`; beyond that, where a float32 range is among them:
+    the range spanning them all, which holds each), anything else that differs is anything."""
     first = values[0]
     if all(v == first for v in values[1:]):
         return first
@@ -364,9 +373,19 @@ def join(values: Sequence[Accept]) -> Accept:
             found.add(value)
         elif isinstance(value, OneOf):
             found.update(value.values)
+        elif isinstance(value, F32Range) and (listed := members(value)) is not None:
+            found.update(listed)
+        elif isinstance(value, F32Range):
+            found.update((value.lo, value.hi))
         else:
             return None
-    return OneOf(tuple(sorted(found))) if len(found) <= FANOUT else None
+    ranged = any(isinstance(v, F32Range) for v in values)
+    if len(found) <= FANOUT and not any(isinstance(v, F32Range) and members(v) is None
+                                        for v in values):
+        return OneOf(tuple(sorted(found)))
+    if not ranged or any(f32_is_nan(v) for v in found):
+        return None
+    return f32_range(found)
 
 
 def _join_register(runs: Sequence[tuple[Accept, ...]], written: Sequence[int]) -> list[Accept]:

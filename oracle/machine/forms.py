@@ -19,6 +19,7 @@ from sm5.oracle.machine.state import (
     F32Nan,
     F64Nan,
     Masked,
+    f32_range,
     f64_one_of,
     one_of,
     split64,
@@ -44,6 +45,17 @@ class FormBuilder:
         return tuple(w for w, f in ((32, self.word), (64, self.pair)) if f is not None)
 
 
+def _f32_within(value: int, others: Sequence[int]) -> Accept:
+    """Every float32 between the least and the greatest of the result and the clause's bounds,
+    with the zero a denormal among them flushes to (an implementation may keep a denormal result
+    or flush it, sign kept)."""
+    ends = {value, *others}
+    if any((w >> 23) & 0xFF == 0xFF and w & 0x7FFFFF for w in ends):
+        raise SpecError(f"f32_range: a bound is a NaN ({', '.join(f'{w:#010x}' for w in ends)})")
+    flushed = {w & 0x80000000 for w in ends if not w & 0x7F800000}
+    return f32_range(ends | flushed)
+
+
 def _sign_free(value: int, others: Sequence[int]) -> tuple[Accept, Accept]:
     lo, hi = split64(value)
     return lo, Masked(hi & SIGN_FREE_HIGH, SIGN_FREE_HIGH)  # canonical: the free bit 0
@@ -54,6 +66,7 @@ BUILDERS: Mapping[str, FormBuilder] = {
     "f64_sign_free": FormBuilder(pair=_sign_free),
     "f32_nan": FormBuilder(word=lambda value, others: F32Nan()),
     "f16_nan": FormBuilder(word=lambda value, others: F16Nan()),
+    "f32_range": FormBuilder(word=_f32_within),
     "one_of": FormBuilder(word=lambda value, others: one_of({value, *others}),
                           pair=lambda value, others: f64_one_of({value, *others})),
 }

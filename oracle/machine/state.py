@@ -4,7 +4,8 @@ A state holds temp registers (4 x u32 each), resources (UAVs u#, TGSM g#, read-o
 t#) and the invocation state. An *expected* state holds, per register component and per memory
 word, an acceptance set: an exact integer, ``None`` (any value), a masked value (only the bits in
 the mask must match), a short list of values (``{"one_of": [...]}``) or a typed predicate
-(``{"f32": "nan"}``: some float32 NaN; ``{"f64": "nan"}`` and ``{"f64_one_of": [[lo, hi],
+(``{"f32": "nan"}``: some float32 NaN; ``{"f32_range": [lo, hi]}``: a float32 between two
+patterns by value; ``{"f64": "nan"}`` and ``{"f64_one_of": [[lo, hi],
 ...]}``: the register pair holds some double NaN, or one of the listed doubles).
 """
 
@@ -90,6 +91,17 @@ class F16Nan:
 
 
 @dataclass(frozen=True)
+class F32Range:
+    """The 32-bit value is a float32 (not a NaN) between the patterns ``lo`` and ``hi``
+    inclusive, ordered by value with -0.0 just below +0.0 (:func:`f32_order`); ``lo`` orders
+    strictly below ``hi``. A tolerance: every value within the instruction's error bound of the
+    exact result."""
+
+    lo: int
+    hi: int
+
+
+@dataclass(frozen=True)
 class F64OneOf:
     """The component belongs to a register pair (x,y) or (z,w) that must hold one of the doubles
     ``values`` (64-bit patterns, sorted, at least two)."""
@@ -97,7 +109,7 @@ class F64OneOf:
     values: tuple[int, ...]
 
 
-Accept = int | None | Masked | F64Nan | OneOf | F32Nan | F16Nan | F64OneOf
+Accept = int | None | Masked | F64Nan | OneOf | F32Nan | F16Nan | F32Range | F64OneOf
 #: The acceptance sets that judge a whole register pair, not one component.
 PAIR_FORMS = (F64Nan, F64OneOf)
 
@@ -220,7 +232,40 @@ def accepts(expected: Accept, observed: int, pair: int | None = None) -> bool:
         return (observed >> 23) & 0xFF == 0xFF and observed & 0x7FFFFF != 0
     if isinstance(expected, F16Nan):
         return observed >> 16 == 0 and observed & 0x7C00 == 0x7C00 and observed & 0x3FF != 0
+    if isinstance(expected, F32Range):
+        return (not _is_f32_nan(observed)
+                and f32_order(expected.lo) <= f32_order(observed) <= f32_order(expected.hi))
     return observed == expected
+
+
+def _is_f32_nan(w: int) -> bool:
+    return (w >> 23) & 0xFF == 0xFF and w & 0x7FFFFF != 0
+
+
+def f32_order(w: int) -> int:
+    """An unsigned key that orders float32 patterns by value, -0.0 just below +0.0 (a NaN
+    orders beyond the infinities): a non-negative pattern with its sign bit set, a negative
+    one with every bit flipped."""
+    return w | 0x80000000 if not w & 0x80000000 else ~w & 0xFFFFFFFF
+
+
+def f32_range(values: Iterable[int]) -> Accept:
+    """The canonical acceptance set of every float32 between the least and the greatest of
+    ``values`` (non-NaN patterns): the value itself when they are one."""
+    keyed = sorted(values, key=f32_order)
+    lo, hi = keyed[0], keyed[-1]
+    return lo if lo == hi else F32Range(lo, hi)
+
+
+def f32_range_members(accept: F32Range) -> range:
+    """The patterns of a range, in value order, as order keys (:func:`f32_from_order` maps a
+    key back)."""
+    return range(f32_order(accept.lo), f32_order(accept.hi) + 1)
+
+
+def f32_from_order(key: int) -> int:
+    """The pattern whose :func:`f32_order` is ``key``."""
+    return key & 0x7FFFFFFF if key & 0x80000000 else ~key & 0xFFFFFFFF
 
 
 def _pair_bits(component: int, other: int) -> int:
@@ -366,6 +411,8 @@ def accept_to_json(value: Accept) -> Any:
         return {"f16": "nan"}
     if isinstance(value, OneOf):
         return {"one_of": list(value.values)}
+    if isinstance(value, F32Range):
+        return {"f32_range": [value.lo, value.hi]}
     if isinstance(value, F64OneOf):
         return {"f64_one_of": [list(split64(v)) for v in value.values]}
     return value
@@ -387,10 +434,26 @@ def accept_from_json(doc: Any, where: str) -> Accept:
             return OneOf(_value_list(doc["one_of"], where + ".one_of", _u32))
         if set(doc) == {"f64_one_of"}:
             return F64OneOf(_value_list(doc["f64_one_of"], where + ".f64_one_of", _u64_pair))
+        if set(doc) == {"f32_range"}:
+            return _f32_range(doc["f32_range"], where + ".f32_range")
         raise StateError(f"unknown acceptance set {shown(doc)}; expected an integer, null, "
-                         "{value, mask}, {one_of}, {f32: nan}, {f16: nan}, {f64: nan} or "
-                         "{f64_one_of}", where=where)
+                         "{value, mask}, {one_of}, {f32_range}, {f32: nan}, {f16: nan}, "
+                         "{f64: nan} or {f64_one_of}", where=where)
     return _u32(doc, where)
+
+
+def _f32_range(doc: Any, where: str) -> F32Range:
+    if not isinstance(doc, list) or len(doc) != 2:
+        raise StateError(f"expected [lo, hi], two float32 patterns, got {shown(doc)}",
+                         where=where)
+    lo, hi = _u32(doc[0], where + "[0]"), _u32(doc[1], where + "[1]")
+    if _is_f32_nan(lo) or _is_f32_nan(hi):
+        raise StateError("a range's ends are float32 values, not NaNs", where=where)
+    if f32_order(lo) >= f32_order(hi):
+        raise StateError(f"lo ({lo:#010x}) must order below hi ({hi:#010x}) by value "
+                         "(-0.0 below +0.0; canonical form: one value is written as an integer)",
+                         where=where)
+    return F32Range(lo, hi)
 
 
 def _u64_pair(doc: Any, where: str) -> int:

@@ -78,18 +78,18 @@ def prefix_ids(doc: Doc) -> Doc:
             return f"{name}.{identifier}"
         return identifier
 
-    for rule in doc.get("rules", ()) or ():
+    for rule in _listed(doc.get("rules")):
         if isinstance(rule, dict):
             rule["id"] = full(rule.get("id"))
-    for erratum in doc.get("errata", ()) or ():
+    for erratum in _listed(doc.get("errata")):
         if isinstance(erratum, dict):
             erratum["id"] = full(erratum.get("id"))
     semantics = doc.get("semantics")
     if isinstance(semantics, dict):
-        for group in semantics.get("groups", ()) or ():
+        for group in _listed(semantics.get("groups")):
             if not isinstance(group, dict):
                 continue
-            for clause in group.get("clauses", ()) or ():
+            for clause in _listed(group.get("clauses")):
                 if isinstance(clause, dict):
                     clause["id"] = full(clause.get("id"))
                     if "erratum" in clause:
@@ -99,10 +99,16 @@ def prefix_ids(doc: Doc) -> Doc:
     availability = doc.get("availability")
     if isinstance(availability, dict):
         for key in ("runtimes", "targets"):
-            for row in availability.get(key, ()) or ():
+            for row in _listed(availability.get(key)):
                 if isinstance(row, dict) and "erratum" in row:
                     row["erratum"] = full(row["erratum"])
     return doc
+
+
+def _listed(value: Any) -> list[Any]:
+    """A field that should be a list, or none where it is anything else (the schema, checked
+    after expansion, then names the field and what it expected)."""
+    return value if isinstance(value, list) else []
 
 
 # ----------------------------------------------------------------------------------------------

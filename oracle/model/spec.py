@@ -397,8 +397,22 @@ class Clause:
     source: SourceRef
     erratum: str | None
     accept: str | None = None
-    #: With ``accept: one_of``: the values besides the result the lane may hold.
+    #: With ``accept: one_of``: the values besides the result the lane may hold (with
+    #: ``f32_range``: the tolerance's bounds). Every value, whatever result it is for.
     accept_values: tuple[Rule, ...] = ()
+    #: Input values where the clause fires, for the vector generator to start from instead of
+    #: its bounded search over each input's edges (which cannot set several inputs' edges at
+    #: once): one assignment per example, the first that fires in a context serving there.
+    examples: tuple[tuple[tuple[str, int], ...], ...] = ()
+    #: Where the values differ per result (``accept_values`` written as a mapping from each
+    #: result's value name to its list): (value name, its values), in the results' order.
+    accept_for: tuple[tuple[str, tuple[Rule, ...]], ...] = ()
+
+    def values_for(self, result: str) -> tuple[Rule, ...]:
+        """The accepted values besides ``result``'s own (the common list, or its own)."""
+        if not self.accept_for:
+            return self.accept_values
+        return dict(self.accept_for).get(result, ())
 
 
 @dataclass(frozen=True)
@@ -1063,7 +1077,9 @@ def _build_semantics(doc: Mapping[str, Any], where: str, model: Model,
     memory = _memory(doc["memory"], names, operands) if "memory" in doc else None
     lanes = _lanes(doc["lanes"], where, operands) if "lanes" in doc else None
     _check_accept_widths(groups, lanes, model, where)
+    _check_examples(groups, inputs, where)
     results = _results(doc, where, names.known, operands, lanes)
+    _check_accept_for(groups, results, where)
     counter = None
     if "counter" in doc:
         counter = CounterUpdate(doc["counter"]["operand"], doc["counter"]["value"])
@@ -1136,11 +1152,7 @@ def _groups(doc: Mapping[str, Any], names: _Names, model: Model) -> tuple[Group,
     clause_ids = [c["id"] for g in doc["groups"] for c in g["clauses"]]
     for g in doc["groups"]:
         clauses = tuple(
-            Clause(c["id"], g["id"], names.rule(c["when"], f"clause {c['id']}"),
-                   tuple(c["outcomes"]), c["text"], _src(c["source"]), c.get("erratum"),
-                   c.get("accept"),
-                   tuple(names.rule(v, f"clause {c['id']} accept_values")
-                         for v in c.get("accept_values", ())))
+            _clause(c, g["id"], names)
             for c in g["clauses"])
         for clause in clauses:
             _check_clause(clause, model, names.where)
@@ -1149,6 +1161,20 @@ def _groups(doc: Mapping[str, Any], names: _Names, model: Model) -> tuple[Group,
         groups.append(Group(g["id"], names.rule(g["scope"], f"group {g['id']}"),
                             requires, g["text"], clauses))
     return tuple(groups)
+
+
+def _clause(c: Mapping[str, Any], group: str, names: _Names) -> Clause:
+    values = c.get("accept_values", ())
+    per_result = values if isinstance(values, Mapping) else {}
+    accept_for = tuple((result, tuple(names.rule(v, f"clause {c['id']} accept_values.{result}")
+                                      for v in listed))
+                       for result, listed in per_result.items())
+    flat = tuple(rule for _, rules in accept_for for rule in rules) if per_result else tuple(
+        names.rule(v, f"clause {c['id']} accept_values") for v in values)
+    return Clause(c["id"], group, names.rule(c["when"], f"clause {c['id']}"),
+                  tuple(c["outcomes"]), c["text"], _src(c["source"]), c.get("erratum"),
+                  c.get("accept"), flat,
+                  tuple(tuple(sorted(e.items())) for e in c.get("examples", ())), accept_for)
 
 
 def _check_clause(clause: Clause, model: Model, where: str) -> None:
@@ -1198,16 +1224,38 @@ def _lanes(lane_doc: Mapping[str, Any], where: str,
     return lanes
 
 
+def _check_examples(groups: tuple[Group, ...], inputs: tuple[Input, ...], where: str) -> None:
+    """A clause's examples set integer inputs, each within its range (a signed word view
+    written as its unsigned pattern)."""
+    by_name = {i.name: i for i in inputs}
+    for group in groups:
+        for clause in group.clauses:
+            for name, value in (pair for example in clause.examples for pair in example):
+                spec = by_name.get(name)
+                if spec is None or spec.type in ("bool", "enum"):
+                    known = ", ".join(n for n, i in by_name.items()
+                                      if i.type not in ("bool", "enum"))
+                    raise SpecError(f"clause {clause.id}: example sets {name!r}, not an integer "
+                                    f"input (expected one of {known})", where=where)
+                width = 64 if spec.type == "u64" else 32
+                low = 0 if spec.min is None else spec.min
+                high = (1 << width) - 1 if spec.max is None else spec.max
+                if not low <= value <= high:
+                    raise SpecError(f"clause {clause.id}: example value {value} of {name} lies "
+                                    f"outside {low} .. {high}", where=where)
+
+
 def _check_accept_widths(groups: tuple[Group, ...], lanes: Lanes | None, model: Model,
                          where: str) -> None:
-    """Every clause's acceptance form judges lanes of the semantics' width."""
-    width = None if lanes is None else 64 if lanes.type == "f64" else 32
+    """Every clause's acceptance form judges lanes of the semantics' width (no lanes: the one
+    32-bit value every masked component receives)."""
+    width = 64 if lanes is not None and lanes.type == "f64" else 32
     for group in groups:
         for clause in group.clauses:
             wrong = clause.accept is not None and (
                 width is None or width not in model.acceptance[clause.accept].widths)
             if wrong:
-                kind = f"{lanes.type} lanes" if lanes is not None else "no lanes"
+                kind = f"{lanes.type} lanes" if lanes is not None else "32-bit value"
                 fits = model.acceptance[str(clause.accept)].widths
                 raise SpecError(f"clause {clause.id}: acceptance form {clause.accept} does not "
                                 f"fit the semantics' {kind} (it judges lanes of "
@@ -1236,6 +1284,19 @@ def _results(doc: Mapping[str, Any], where: str, names: frozenset[str],
         raise SpecError("semantics.results: several destinations need lanes over them "
                         "(lanes.operands: the results' destinations)", where=where)
     return results
+
+
+def _check_accept_for(groups: tuple[Group, ...], results: tuple[RegisterResult, ...],
+                      where: str) -> None:
+    """accept_values written per result names every result's value, and no other name."""
+    values = [r.value for r in results]
+    for group in groups:
+        for clause in group.clauses:
+            named = [name for name, _ in clause.accept_for]
+            if named and sorted(named) != sorted(values):
+                raise SpecError(f"clause {clause.id}: accept_values per result names "
+                                f"{', '.join(named)}; the results are {', '.join(values)}",
+                                where=where)
 
 
 def _build_declarations(doc: Mapping[str, Any], path: Path, model: Model) -> Declarations:

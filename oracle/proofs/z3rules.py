@@ -58,7 +58,7 @@ import z3
 
 from sm5.oracle.errors import RuleError
 from sm5.oracle.model.spec import Input, Semantics
-from sm5.oracle.rulelang.helpers import REGISTRY, WIDTHS, WORD_TYPES
+from sm5.oracle.rulelang.helpers import REGISTRY, WIDTHS, WORD_TYPES, Helper
 from sm5.oracle.rulelang.rules import Rule, Value
 
 Encoding = Literal["bv", "int"]
@@ -186,6 +186,18 @@ class Symbols(Mapping[str, Any]):
         if spec.type in WORD_TYPES:
             return _exact(expr, spec.type == "iword", self.encoding), low, high
         return expr, low, high
+
+
+def _uninterpreted(helper: Helper, words: Sequence[Any]) -> Any:
+    """A helper without a z3 model as an uninterpreted function of its operands' bits: the same
+    operands give the same result, and nothing else is known of it; on constant operands, its
+    Python value (what the function is there)."""
+    width = WIDTHS[helper.result]
+    constant = [z3.simplify(w) for w in words]
+    if all(z3.is_bv_value(c) for c in constant):
+        value = int(helper.python(*[c.as_long() for c in constant]))
+        return lambda *_: z3.BitVecVal(value, width)
+    return z3.Function(helper.name, *[w.sort() for w in words], z3.BitVecSort(width))
 
 
 def preferred_encoding(semantics: Semantics) -> Encoding:
@@ -374,15 +386,51 @@ def evaluate_at(translation: Translation, symbols_: Symbols,
     The symbolic term itself is evaluated (in a z3 model fixing every input), so this is z3's
     reading of exactly the expression a proof used.
     """
-    return evaluate_in(translation, symbols_.model_at(values))
+    return evaluate_in(translation, symbols_.model_at(values), interpret=True)
 
 
-def evaluate_in(translation: Translation, model: Any) -> Value | None:
-    """z3's value of a translation in ``model`` (``None`` where its side condition is false)."""
-    if not z3.is_true(model.eval(translation.condition, model_completion=True)):
+def evaluate_in(translation: Translation, model: Any, *, interpret: bool = False
+                ) -> Value | None:
+    """z3's value of a translation in ``model`` (``None`` where its side condition is false);
+    with ``interpret`` (the translation may call a helper without a z3 model: see
+    :func:`calls_uninterpreted`), such a helper takes its Python value at its operands' values
+    there."""
+    memo: dict[int, Any] = {}
+    condition = interpreted(translation.condition, model, memo) if interpret \
+        else translation.condition
+    if not z3.is_true(model.eval(condition, model_completion=True)):
         return None
     term = translation.term
-    return decode(Term(term.kind, model.eval(term.expr, model_completion=True), term.values))
+    expr = interpreted(term.expr, model, memo) if interpret else term.expr
+    return decode(Term(term.kind, model.eval(expr, model_completion=True), term.values))
+
+
+def calls_uninterpreted(rules: Sequence[Rule]) -> bool:
+    """Some rule calls a helper without a z3 model (an uninterpreted function in the proofs)."""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+               and node.func.id in REGISTRY and REGISTRY[node.func.id].z3 is None
+               for rule in rules for node in ast.walk(rule.tree))
+
+
+def interpreted(expr: Any, model: Any, memo: dict[int, Any]) -> Any:
+    """``expr`` with every call of a helper that has no z3 model (an uninterpreted function)
+    replaced by its Python value at the values its operands take in ``model``, innermost first."""
+    key = expr.get_id()
+    if key in memo:
+        return memo[key]
+    out = expr
+    if z3.is_app(expr) and expr.num_args() > 0:
+        children = [interpreted(c, model, memo) for c in expr.children()]
+        decl = expr.decl()
+        helper = REGISTRY.get(decl.name())
+        if (decl.kind() == z3.Z3_OP_UNINTERPRETED and helper is not None
+                and helper.z3 is None):
+            operands = [model.eval(c, model_completion=True).as_long() for c in children]
+            out = z3.BitVecVal(int(helper.python(*operands)), expr.sort().size())
+        elif any(c is not o for c, o in zip(children, expr.children(), strict=True)):
+            out = decl(*children)
+    memo[key] = out
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -689,12 +737,13 @@ class _Translator:
                 words.append(z3.Int2BV(arg, width))
         if name in ("uword_div", "uword_mod"):
             self.require(guard, words[1] != z3.BitVecVal(0, 32))
+        model = helper.z3 if helper.z3 is not None else _uninterpreted(helper, words)
         if helper.result == "bool":
-            return Term("bool", helper.z3(*words))
+            return Term("bool", model(*words))
         if helper.result == "uword" or helper.result == "iword":
-            return Term(helper.result, helper.z3(*words))
-        pattern = helper.z3(*words)
-        if self.abstract and helper.abstracted:
+            return Term(helper.result, model(*words))
+        pattern = model(*words)
+        if self.abstract and helper.abstracted and helper.z3 is not None:
             pattern = z3.BitVec(f"{name}({', '.join(w.sexpr() for w in words)})",
                                 pattern.size())
         if self.enc == "bv":

@@ -1,6 +1,7 @@
 """The rule language's helper functions, one registry: each entry holds the helper's name, its
 argument and result types, its Python function, its z3 model and the special values the vector
-generator gives the inputs that reach each argument.
+generator gives the inputs that reach each argument. A helper without a z3 model (the tolerance
+helpers: the bounds of a transcendental result) is an uninterpreted function in the proofs.
 
 Types (``sm5.oracle.rulelang.ruletypes`` checks them when the spec loads):
 
@@ -32,7 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sm5.oracle.rulelang import float32, float64, words
+from sm5.oracle.rulelang import float32, float64, tolerance, words
 
 HelperType = Literal["p64", "p32", "uword", "iword", "bool"]
 
@@ -70,7 +71,8 @@ class Helper:
     args: tuple[HelperType, ...]
     result: HelperType
     python: Callable[..., int | bool]
-    z3: Callable[..., Any]
+    #: None: no z3 model; the proofs read the helper as an uninterpreted function.
+    z3: Callable[..., Any] | None
     #: Per argument, the special-value sets of the inputs that reach it.
     specials: tuple[tuple[Specials, ...], ...]
     text: str
@@ -179,8 +181,19 @@ COUNTS = Specials("count", 32, tuple((v, "count") for v in (
 WORD_EDGES = Specials("word", 32, tuple((v, "word") for v in (
     0, 1, 2, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFE, 0xFFFFFFFF)))
 
+#: float32 patterns at the edges of the tolerances (FS 22.10): 2^x near the top of the range
+#: (127.99999, 128) and at and below the denormals (-126, -149, -150, -160), log2 at the ends of
+#: its absolute-error interval (0.5 and the float32 below, 2 and the float32 above), reciprocals
+#: whose result is a denormal (2^126 .. 2^127) or the largest power of two (2^-126), and
+#: operands whose results float32 holds exactly (4, 0.25) or not (3).
+TOLERANCE_EDGES = Specials("tolerance edges", 32, tuple((v, "float32-edge") for v in (
+    0x42FFFFFF, 0x43000000, 0xC2FC0000, 0xC3150000, 0xC3160000, 0xC3200000, 0x3F000000,
+    0x3EFFFFFF, 0x40000000, 0x40000001, 0x7E800000, 0x7F000000, 0xFF000000, 0x40800000,
+    0x3E800000, 0x40400000, 0xC0400000)))
+
 #: Every special-value set, in the order the generator appends them to an input's candidates.
-SPECIAL_SETS = (F64, F32_EDGES, F32, F32_EDGES32, F16, INT_TO_FLOAT, COUNTS, WORD_EDGES)
+SPECIAL_SETS = (F64, F32_EDGES, F32, F32_EDGES32, F16, INT_TO_FLOAT, COUNTS, WORD_EDGES,
+                TOLERANCE_EDGES)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -545,9 +558,58 @@ def _word_helpers() -> list[Helper]:
     return out
 
 
+def _tolerance_helpers() -> list[Helper]:
+    """Per function D3D11 lets err, three helpers of its flushed operands: the result to
+    nearest, and the least and the greatest float32 its tolerance admits
+    (``sm5.oracle.rulelang.tolerance``)."""
+    out: list[Helper] = []
+    Bounds = Callable[..., tuple[int, int, int]]
+    functions: tuple[tuple[str, Bounds, str], ...] = (
+        ("reciprocal", tolerance.reciprocal_bounds, "1/x (within 2^-21 relative)"),
+        ("rsqrt", tolerance.reciprocal_sqrt_bounds, "1/sqrt(x) (within 2^-21 relative)"),
+        ("exp2", tolerance.exp2_bounds, "2^x (within 2^-21 relative)"),
+        ("log2", tolerance.log2_bounds,
+         "log2(x) (within 2^-21 absolute on [0.5, 2], relative elsewhere)"),
+        ("sin", tolerance.sine_bounds,
+         "sin(x) (within 0.0008 absolute on [-100 pi, 100 pi], in [-1, 1] beyond)"),
+        ("cos", tolerance.cosine_bounds,
+         "cos(x) (within 0.0008 absolute on [-100 pi, 100 pi], in [-1, 1] beyond)"),
+    )
+    operand = (F32, F32_EDGES32, TOLERANCE_EDGES)
+    fused: tuple[tuple[str, int, Bounds, str], ...] = (
+        ("quotient", 2, tolerance.quotient_bounds,
+         "x / y (as x * (1/y): the reciprocal within 1 ULP, the multiply to nearest or "
+         "truncated; or a direct divide within 1 ULP)"),
+        ("muladd", 3, lambda a, b, c: tolerance.dot_bounds((a,), (b,), c),
+         "a * b + c (fused, or each step within 1 ULP)"),
+        *((f"dot{n}", 2 * n, _dot(n),
+           f"x0 * y0 + ... + x{n - 1} * y{n - 1}, arguments x0 .. x{n - 1}, y0 .. y{n - 1} "
+           "(fused, or any serial order, each step within 1 ULP)") for n in (2, 3, 4)),
+    )
+    table = [(name, 1, bounds, what) for name, bounds, what in functions] + list(fused)
+    for name, arity, bounds, what in table:
+        for index, suffix, which in ((0, "", "rounded to nearest even once (its table's value "
+                                                "where the table gives one)"),
+                                     (1, "_low", "the least float32 within the tolerance"),
+                                     (2, "_high", "the greatest float32 within the tolerance")):
+            pattern: HelperType = "p32"
+            out.append(Helper(f"f32_{name}{suffix}", (pattern,) * arity, pattern,
+                              _component(bounds, index), None, (operand,) * arity,
+                              f"{what}: {which}"))
+    return out
+
+
+def _dot(n: int) -> Callable[..., tuple[int, int, int]]:
+    return lambda *words: tolerance.dot_bounds(tuple(words[:n]), tuple(words[n:]))
+
+
+def _component(bounds: Callable[..., tuple[int, int, int]], index: int) -> Callable[..., int]:
+    return lambda *words: bounds(*words)[index]
+
+
 #: Every helper a rule may call, by name.
 REGISTRY: Mapping[str, Helper] = {h.name: h for h in (*_float_helpers(), *_float32_helpers(),
-                                                      *_word_helpers())}
+                                                      *_word_helpers(), *_tolerance_helpers())}
 
 #: The rule-language operator on words that each helper of :data:`OPERATORS` stands for:
 #: (view, operator node type name) -> helper name.

@@ -32,16 +32,19 @@ from sm5.oracle.machine.state import (
     U32,
     Accept,
     Execution,
+    F32Range,
     MachineState,
     OneOf,
     Resource,
     bits_f64,
+    f32_range,
     f64_bits,
     one_of,
     split64,
 )
 from sm5.oracle.model.clauses import address_of, outcomes_of
 from sm5.oracle.model.spec import Clause, InstructionSpec, MemoryAccess, Model
+from sm5.oracle.rulelang.float64 import f32_is_nan
 from sm5.oracle.rulelang.rules import Value
 
 
@@ -114,7 +117,8 @@ class Writes:
 def either(values: list[Accept]) -> Accept:
     """The acceptance set holding each of ``values`` (32-bit words written in an open order):
     the value itself when they agree, ``one_of`` for numbers, any value otherwise (no form holds
-    a number and a class such as "some NaN" at once)."""
+    a number and a class such as "some NaN" at once; with a float32 range among them: the range
+    spanning them all)."""
     if all(v == values[0] for v in values):
         return values[0]
     numbers: set[int] = set()
@@ -123,8 +127,12 @@ def either(values: list[Accept]) -> Accept:
             numbers.add(value)
         elif isinstance(value, OneOf):
             numbers.update(value.values)
+        elif isinstance(value, F32Range):
+            numbers.update((value.lo, value.hi))
         else:
             return None
+    if any(isinstance(v, F32Range) for v in values):
+        return None if any(f32_is_nan(n) for n in numbers) else f32_range(numbers)
     return one_of(numbers)
 
 
@@ -249,11 +257,11 @@ def _register_result(spec: InstructionSpec, instruction: Instruction,
     semantics = spec.semantics
     chosen = next((c for c in fired if c.accept), None)
     accept = chosen.accept if chosen is not None else None
-    others = [] if chosen is None else [_pattern(spec, rule.evaluate(env))
-                                        for rule in chosen.accept_values]
     for result in semantics.results:
         targets = _targets(spec, instruction, lane, result.operand)
         if targets:
+            others = [] if chosen is None else [_pattern(spec, rule.evaluate(env))
+                                                for rule in chosen.values_for(result.value)]
             _write_result(spec, instruction, put, int(env[result.value]), targets, accept,
                           others)
 
@@ -262,16 +270,11 @@ def _write_result(spec: InstructionSpec, instruction: Instruction,
                   put: Callable[[str, int, Accept], None], value: int,
                   targets: list[tuple[str, int]], accept: str | None, others: list[int]) -> None:
     lanes = spec.semantics.lanes
-    if lanes is None:
-        # No lanes: one 32-bit value, received by every component of the write mask.
-        if not 0 <= value <= U32:
-            raise ExecError(f"{spec.name}: the result {value} is not a 32-bit word")
-        for register, component in targets:
-            put(register, component, value)
-        return
-    if lanes.type != "f64":
-        # 32-bit lanes (a component, or a double compared or converted): one component each.
-        ((register, component),) = targets
+    if lanes is None or lanes.type != "f64":
+        # 32-bit lanes (a component, or a double compared or converted): one component each;
+        # no lanes: one 32-bit value (or its acceptance set), received by every masked component.
+        if lanes is not None and len(targets) != 1:
+            raise ExecError(f"{spec.name}: a 32-bit lane writes one component")
         if not 0 <= value <= U32 or any(v > U32 for v in others):
             raise ExecError(f"{spec.name}: the result {value!r} is not a 32-bit word")
         word: Accept = value
@@ -281,7 +284,8 @@ def _write_result(spec: InstructionSpec, instruction: Instruction,
                 raise ExecError(f"{spec.name}: acceptance form {accept} is not for a 32-bit "
                                 "lane")
             word = build(value, others)
-        put(register, component, word)
+        for register, component in targets:
+            put(register, component, word)
         return
     if instruction.sat:
         value = saturate_f64(value)

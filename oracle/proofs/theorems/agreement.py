@@ -13,7 +13,14 @@ from collections.abc import Mapping, Sequence
 from sm5.oracle.errors import RuleError
 from sm5.oracle.proofs.theorems.base import Budget, Context, Found, TheoremTimeout, new_solver, show
 from sm5.oracle.proofs.theorems.welldefined import labelled_rules
-from sm5.oracle.proofs.z3rules import Encoding, encodings_of, evaluate_in, symbols, translate
+from sm5.oracle.proofs.z3rules import (
+    Encoding,
+    calls_uninterpreted,
+    encodings_of,
+    evaluate_in,
+    symbols,
+    translate,
+)
 from sm5.oracle.rulelang.rules import Value
 
 
@@ -30,6 +37,9 @@ def agreement(ctx: Context, budget: Budget, models: Sequence[Mapping[str, Value]
             return Found("failed", "the input ranges and assume have no model at all")
         unique.append(ctx.syms.read(solver.model()))
     encodings: tuple[Encoding, ...] = encodings_of(semantics)
+    # A helper without a z3 model reaches a rule through the derived names it reads.
+    interpret = calls_uninterpreted([rule for _, rule in rules]
+                                    + [d.expr for d in semantics.derived])
     for encoding in encodings:
         syms = symbols(semantics, encoding=encoding)
         translations = [(label, rule, translate(rule, syms)) for label, rule in rules]
@@ -45,7 +55,7 @@ def agreement(ctx: Context, budget: Budget, models: Sequence[Mapping[str, Value]
                     expected: Value | None = rule.evaluate(env)
                 except RuleError:
                     expected = None
-                got = evaluate_in(translation, z3_model)
+                got = evaluate_in(translation, z3_model, interpret=interpret)
                 if got != expected or type(got) is not type(expected):
                     return Found("failed", f"{label} `{rule.text}` at {show(model)}: Python "
                                  f"gives {expected!r}, z3 ({encoding}) gives {got!r}",

@@ -2,7 +2,8 @@
 
 For a sibling (``sm5.oracle.model.siblings``) the query is: the inputs lie in both semantics'
 regions, some replaced expression takes another value than the instruction's, a clause with the
-plain exact outcome fires in one of the two (so the value reaches the final state), and the
+plain exact outcome fires in one of the two (so the value reaches the final state; failing that,
+a clause whose acceptance set holds the computed values: ``one_of``, a tolerance), and the
 sibling's ``visible`` condition holds. The smallest such input is the theorem's witness and becomes
 a golden vector (``z3-witness``); the generator then checks, with the interpreter as the judge,
 that the sibling's final state on some vector lies outside the acceptance sets. No input at
@@ -73,6 +74,14 @@ def sibling_differs(instruction: InstructionSpec, sibling: Sibling, model: Model
                                                 f"sibling {sibling.id} visible")))
     shows = [z3.Or(ctx.firing[c], variant.firing.get(c, z3.BoolVal(False))) for c in plain]
     found = small_witness(ctx, budget, [*constraints, z3.Or(*shows)]) if shows else None
+    if found is None:
+        # No exact result shows it: a clause whose acceptance set holds the computed values
+        # (one_of, a tolerance) carries the difference into the final state as well, where the
+        # generator checks that the sibling's value lies outside the instruction's set.
+        plain = [c.id for c in instruction.clauses if c.accept is not None
+                 and model.acceptance[c.accept].values]
+        shows = [z3.Or(ctx.firing[c], variant.firing.get(c, z3.BoolVal(False))) for c in plain]
+        found = small_witness(ctx, budget, [*constraints, z3.Or(*shows)]) if shows else None
     if found is None:
         return Found("failed", f"no input tells {instruction.name} from its sibling "
                      f"{sibling.id} ({sibling.text}) where a result shows")
