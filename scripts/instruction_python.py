@@ -25,10 +25,9 @@ APART = ("conformance/mutants",)
 ENGLISH = frozenset({"if", "else", "loop", "break", "continue", "switch", "case", "default",
                      "call", "label", "discard"})
 #: Instructions named like Python builtins, library functions, rule-language builtins or common
-#: methods (``min``, ``max``, ``set.add``, ``words.mul``, ``math.sqrt``, ``math.exp``,
-#: ``logging``'s ``log``, ``float64.div``): only their clause and rule ids (``min.nan.both``) and
-#: vector ids count.
-BUILTINS = frozenset({"min", "max", "add", "mul", "sqrt", "exp", "log", "div"})
+#: methods (``min``, ``max``, ``set.add``, ``words.mul``, ``math.sqrt``): only their clause and
+#: rule ids (``min.nan.both``) and vector ids count.
+BUILTINS = frozenset({"min", "max", "add", "mul", "sqrt"})
 
 
 def pattern(name: str, *, clauses: tuple[str, ...] = ()) -> re.Pattern[str]:

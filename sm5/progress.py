@@ -1,6 +1,6 @@
 """Progress of a long step on standard error.
 
-On a terminal: a tqdm bar (count, rate, time left). Elsewhere (a pipe, a CI log): one status line
+On a terminal: a tqdm bar (count, rate, time left). Elsewhere (a pipe, a CI job): one status line
 every ``interval`` seconds (10, or ``SM5_PROGRESS_INTERVAL``), such as
 ``conform oracle: 2400/8325 vectors (29%), 80/s, 30 s``, and a last line at the end when a status
 line was written. ``quiet``: nothing at all. Progress never goes to standard output, which stays

@@ -46,11 +46,11 @@ _CLI_TIMEOUT_S = 60
 
 
 class Vkd3dError(Exception):
-    """vkd3d-shader rejected its input. ``log`` holds vkd3d's own message text."""
+    """vkd3d-shader rejected its input. ``messages`` holds vkd3d's own message text."""
 
-    def __init__(self, message: str, *, log: str = "", result: int | None = None) -> None:
+    def __init__(self, message: str, *, messages: str = "", result: int | None = None) -> None:
         super().__init__(message)
-        self.log = log
+        self.messages = messages
         self.result = result
 
 
@@ -362,11 +362,11 @@ class Vkd3dShaderLib:
                 ctypes.byref(info), ctypes.byref(out), ctypes.byref(messages)
             )
             debug_log = _DEBUG_LOG.take()
-        log = self._take_messages(messages)
+        text = self._take_messages(messages)
         code = self._take_code(out)
         if result < 0:
-            raise _error("vkd3d_shader_compile", result, log + debug_log)
-        return CompileResult(code=code, messages=log, debug_log=debug_log)
+            raise _error("vkd3d_shader_compile", result, text + debug_log)
+        return CompileResult(code=code, messages=text, debug_log=debug_log)
 
     def _take_messages(self, messages: ctypes.c_void_p) -> str:
         if not messages.value:
@@ -448,17 +448,17 @@ class Vkd3dShaderLib:
                 len(sections), descs, ctypes.byref(out), ctypes.byref(messages)
             )
             debug_log = _DEBUG_LOG.take()
-        log = self._take_messages(messages) + debug_log
+        text = self._take_messages(messages) + debug_log
         code = self._take_code(out)
         if result < 0:
-            raise _error("vkd3d_shader_serialize_dxbc", result, log)
+            raise _error("vkd3d_shader_serialize_dxbc", result, text)
         return code
 
 
-def _error(call: str, result: int, log: str) -> Vkd3dError:
+def _error(call: str, result: int, text: str) -> Vkd3dError:
     name = _VKD3D_RESULTS.get(result, str(result))
-    detail = log.strip() or "no message"
-    return Vkd3dError(f"{call} failed ({name}): {detail}", log=log, result=result)
+    detail = text.strip() or "no message"
+    return Vkd3dError(f"{call} failed ({name}): {detail}", messages=text, result=result)
 
 
 # --------------------------------------------------------------------------- CLI
@@ -510,11 +510,11 @@ class Vkd3dCompilerCli:
             src.write_bytes(data)
             args = ["-x", "dxbc-tpf", "-b", "spirv-binary", f"--buffer-uav={mode}"]
             proc = self._run([*args, "-o", str(dst), str(src)])
-            log = proc.stderr.decode("utf-8", "replace")
+            text = proc.stderr.decode("utf-8", "replace")
             spirv = dst.read_bytes() if dst.exists() else b""
         if proc.returncode != 0 or len(spirv) < 20:
-            detail = log.strip() or f"exit status {proc.returncode}, no message"
-            raise Vkd3dError(f"{CLI_NAME} failed: {detail}", log=log, result=proc.returncode)
+            detail = text.strip() or f"exit status {proc.returncode}, no message"
+            raise Vkd3dError(f"{CLI_NAME} failed: {detail}", messages=text, result=proc.returncode)
         return spirv
 
 

@@ -368,20 +368,19 @@ def join(values: Sequence[Accept]) -> Accept:
     if all(v == first for v in values[1:]):
         return first
     found: set[int] = set()
+    ranged = wide = False
     for value in values:
         if isinstance(value, int):
             found.add(value)
         elif isinstance(value, OneOf):
             found.update(value.values)
-        elif isinstance(value, F32Range) and (listed := members(value)) is not None:
-            found.update(listed)
         elif isinstance(value, F32Range):
-            found.update((value.lo, value.hi))
+            listed = members(value)
+            ranged, wide = True, wide or listed is None
+            found.update(listed if listed is not None else (value.lo, value.hi))
         else:
             return None
-    ranged = any(isinstance(v, F32Range) for v in values)
-    if len(found) <= FANOUT and not any(isinstance(v, F32Range) and members(v) is None
-                                        for v in values):
+    if len(found) <= FANOUT and not wide:
         return OneOf(tuple(sorted(found)))
     if not ranged or any(f32_is_nan(v) for v in found):
         return None

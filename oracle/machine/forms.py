@@ -21,6 +21,7 @@ from sm5.oracle.machine.state import (
     Masked,
     f32_range,
     f64_one_of,
+    is_f32_nan,
     one_of,
     split64,
 )
@@ -50,7 +51,7 @@ def _f32_within(value: int, others: Sequence[int]) -> Accept:
     with the zero a denormal among them flushes to (an implementation may keep a denormal result
     or flush it, sign kept)."""
     ends = {value, *others}
-    if any((w >> 23) & 0xFF == 0xFF and w & 0x7FFFFF for w in ends):
+    if any(is_f32_nan(w) for w in ends):
         raise SpecError(f"f32_range: a bound is a NaN ({', '.join(f'{w:#010x}' for w in ends)})")
     flushed = {w & 0x80000000 for w in ends if not w & 0x7F800000}
     return f32_range(ends | flushed)

@@ -233,12 +233,12 @@ def accepts(expected: Accept, observed: int, pair: int | None = None) -> bool:
     if isinstance(expected, F16Nan):
         return observed >> 16 == 0 and observed & 0x7C00 == 0x7C00 and observed & 0x3FF != 0
     if isinstance(expected, F32Range):
-        return (not _is_f32_nan(observed)
+        return (not is_f32_nan(observed)
                 and f32_order(expected.lo) <= f32_order(observed) <= f32_order(expected.hi))
     return observed == expected
 
 
-def _is_f32_nan(w: int) -> bool:
+def is_f32_nan(w: int) -> bool:
     return (w >> 23) & 0xFF == 0xFF and w & 0x7FFFFF != 0
 
 
@@ -447,7 +447,7 @@ def _f32_range(doc: Any, where: str) -> F32Range:
         raise StateError(f"expected [lo, hi], two float32 patterns, got {shown(doc)}",
                          where=where)
     lo, hi = _u32(doc[0], where + "[0]"), _u32(doc[1], where + "[1]")
-    if _is_f32_nan(lo) or _is_f32_nan(hi):
+    if is_f32_nan(lo) or is_f32_nan(hi):
         raise StateError("a range's ends are float32 values, not NaNs", where=where)
     if f32_order(lo) >= f32_order(hi):
         raise StateError(f"lo ({lo:#010x}) must order below hi ({hi:#010x}) by value "

@@ -5,12 +5,12 @@ Two exact encodings are offered; a theorem picks the one its solver handles best
 
 ``"int"`` (mathematical integers)
     ``+ - * // %`` are exact by construction (floor division and the sign-of-divisor remainder
-    of Python are rebuilt from z3's Euclidean ``div``/``mod``). Non-linear products such as
+    of Python are rebuilt from z3's Euclidean division and modulo). Non-linear products such as
     ``stride * index`` go to z3's non-linear arithmetic, which proves monotonicity facts
     (in-bounds containment) that bit-blasting cannot. Bit operations with a constant operand of
-    the form ``x & (2**k - 1)``, ``x >> k``, ``x << k`` become ``mod``/``div``/``*`` by a power
-    of two (exact for every integer, negative ones included); any other bit operation goes
-    through ``Int2BV``/``BV2Int`` at :data:`WIDTH` bits, exact while its operands lie in the
+    the form ``x & (2**k - 1)``, ``x >> k``, ``x << k`` become a modulo, a division or a product
+    by a power of two (exact for every integer, negative ones included); any other bit operation
+    goes through ``Int2BV``/``BV2Int`` at :data:`WIDTH` bits, exact while its operands lie in the
     signed ``WIDTH``-bit range (a side condition, see below).
 ``"bv"`` (signed :data:`WIDTH`-bit two's-complement bit-vectors)
     Every node type is native: ``& | ^ ~`` agree with Python's infinite two's complement for any
@@ -799,7 +799,7 @@ class _Translator:
                 return (a - remainder) / b  # exact: bvsdiv truncation does not matter
             divisor = self.constant_of(b)
             if divisor is not None and divisor > 0:
-                return a / b  # z3's Euclidean div is the floor for a positive divisor
+                return a / b  # z3's Euclidean division is the floor for a positive divisor
             return (a - remainder) / b
         if isinstance(op, ast.LShift | ast.RShift):
             self.require(guard, b >= zero)

@@ -45,7 +45,7 @@ def mul(a: int, b: int) -> int:
     return bits_of(value(a) * value(b))
 
 
-def div(a: int, b: int) -> int:
+def quotient(a: int, b: int) -> int:
     x, y = value(a), value(b)
     if y == 0.0:
         if x == 0.0 or math.isnan(x):
@@ -162,11 +162,11 @@ def f32_is_denormal(w: int) -> bool:
 
 
 def _div_directed(a: int, b: int, upward: bool) -> int:
-    """a / b rounded toward +inf (``upward``) or -inf: with :func:`div` (nearest) they bracket
+    """a / b rounded toward +inf (``upward``) or -inf: with :func:`quotient` (nearest) they bracket
     the exact quotient by its two adjacent doubles, equal when it is representable."""
     x, y = value(a), value(b)
     if not (math.isfinite(x) and math.isfinite(y)) or x == 0.0 or y == 0.0:
-        return div(a, b)  # NaN, infinity or zero: exact, no rounding involved
+        return quotient(a, b)  # NaN, infinity or zero: exact, no rounding involved
     exact = Fraction(x) / Fraction(y)
     nearest = x / y
     if math.isinf(nearest):

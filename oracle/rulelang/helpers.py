@@ -393,7 +393,8 @@ def _float_helpers() -> list[Helper]:
     return [
         f64("f64_add", 2, "p64", float64.add, _binary("fpAdd"), "a + b, round to nearest even"),
         f64("f64_mul", 2, "p64", float64.mul, _binary("fpMul"), "a * b, round to nearest even"),
-        f64("f64_div", 2, "p64", float64.div, _binary("fpDiv"), "a / b, round to nearest even"),
+        f64("f64_div", 2, "p64", float64.quotient, _binary("fpDiv"),
+            "a / b, round to nearest even"),
         f64("f64_fma", 3, "p64", float64.fma,
             lambda a, b, c: _pattern(Z.fpFMA(Z.RNE(), _fp(a), _fp(b), _fp(c))),
             "a * b + c rounded once"),
@@ -563,8 +564,8 @@ def _tolerance_helpers() -> list[Helper]:
     nearest, and the least and the greatest float32 its tolerance admits
     (``sm5.oracle.rulelang.tolerance``)."""
     out: list[Helper] = []
-    Bounds = Callable[..., tuple[int, int, int]]
-    functions: tuple[tuple[str, Bounds, str], ...] = (
+    BoundsOf = Callable[..., tuple[int, int, int]]
+    functions: tuple[tuple[str, BoundsOf, str], ...] = (
         ("reciprocal", tolerance.reciprocal_bounds, "1/x (within 2^-21 relative)"),
         ("rsqrt", tolerance.reciprocal_sqrt_bounds, "1/sqrt(x) (within 2^-21 relative)"),
         ("exp2", tolerance.exp2_bounds, "2^x (within 2^-21 relative)"),
@@ -576,7 +577,7 @@ def _tolerance_helpers() -> list[Helper]:
          "cos(x) (within 0.0008 absolute on [-100 pi, 100 pi], in [-1, 1] beyond)"),
     )
     operand = (F32, F32_EDGES32, TOLERANCE_EDGES)
-    fused: tuple[tuple[str, int, Bounds, str], ...] = (
+    fused: tuple[tuple[str, int, BoundsOf, str], ...] = (
         ("quotient", 2, tolerance.quotient_bounds,
          "x / y (as x * (1/y): the reciprocal within 1 ULP, the multiply to nearest or "
          "truncated; or a direct divide within 1 ULP)"),

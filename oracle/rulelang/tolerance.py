@@ -6,10 +6,11 @@ model, so the proofs read each as an uninterpreted function of its operands.
 
 Every function takes flushed float32 patterns (the kernel flushes its sources) and gives a
 pattern. The exact result is a rational (``fractions``) where it is one, and otherwise a
-``decimal`` value at 60 significant digits, which the library rounds correctly (``Decimal.exp``,
-``.ln``, ``.sqrt``): after at most two more operations it lies within a relative 10^-50 of the real
-result, and the bounds are widened by that much, so an interval never misses a float32 the
-tolerance admits (it may admit one more only where a bound lies within 10^-50 of a float32).
+``decimal`` value at 60 significant digits (``Decimal.ln`` and ``.sqrt`` round correctly,
+``Context.power`` within an ulp): after at most two more operations it lies within a relative
+10^-50 of the real result, and the bounds are widened by that much, so an interval never
+misses a float32 the tolerance admits (it may admit one more only where a bound lies within
+10^-50 of a float32).
 The accepted float32s are those between the real bounds: the lower bound rounded up, the upper
 rounded down; where no float32 lies between (a result far below the smallest denormal), the
 result to nearest alone. Each instruction's bounds are computed once per operand tuple (the
@@ -24,7 +25,16 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from functools import lru_cache
 
-from sm5.oracle.rulelang.float64 import F32_INF, F32_QUIET_NAN, F32_SIGN, f32_is_nan, f32_value
+from sm5.oracle.rulelang.float64 import (
+    F32_INF,
+    F32_QUIET_NAN,
+    F32_SIGN,
+    f32_is_denormal,
+    f32_is_inf,
+    f32_is_nan,
+    f32_is_zero,
+    f32_value,
+)
 
 #: The largest finite float32, (2 - 2^-23) * 2^127, and the relative error 2^-21 of FS 22.10.
 LARGEST = Fraction((1 << 24) - 1, 1) * 2**104
@@ -33,10 +43,6 @@ RELATIVE = Fraction(1, 2**21)
 #: How far the decimal value may lie from the real result, relatively.
 DECIMAL_ERROR = Fraction(1, 10**50)
 ONE = 0x3F800000
-
-
-def _order(w: int) -> int:
-    return w | F32_SIGN if not w & F32_SIGN else ~w & 0xFFFFFFFF
 
 
 def round_f32(q: Fraction, upward: bool) -> int:
@@ -88,7 +94,7 @@ def nearest_f32(q: Fraction) -> int:
 
 def _real(w: int) -> Fraction:
     """A finite float32's value; an infinity stands for 2^128, where rounding meets it."""
-    if w & 0x7FFFFFFF == F32_INF:
+    if f32_is_inf(w):
         return _power(128) * (-1 if w & F32_SIGN else 1)
     return Fraction(f32_value(w))
 
@@ -111,7 +117,7 @@ def _accepted(low: Fraction, high: Fraction, nearest: tuple[int, int]) -> tuple[
     if low <= 0 <= high:
         lo = lo if low < 0 else F32_SIGN  # -0.0 orders below +0.0
         hi = hi if high > 0 else 0
-    if _order(lo) > _order(hi):
+    if _value(lo) > _value(hi):  # lo above hi by value: no float32 between
         return nearest
     return lo, hi
 
@@ -160,9 +166,9 @@ def reciprocal_bounds(w: int) -> Bounds:
     if f32_is_nan(w):
         return _nan()
     sign = w & F32_SIGN
-    if w & 0x7FFFFFFF == 0:
+    if f32_is_zero(w):
         return _exact(sign | F32_INF)
-    if w & 0x7FFFFFFF == F32_INF:
+    if f32_is_inf(w):
         return _exact(sign)
     t = 1 / Fraction(f32_value(w))
     return _within_relative(t, t, nearest_f32(t))
@@ -175,7 +181,7 @@ def reciprocal_sqrt_bounds(w: int) -> Bounds:
     relative."""
     if f32_is_nan(w):
         return _nan()
-    if w & 0x7FFFFFFF == 0:
+    if f32_is_zero(w):
         return _exact((w & F32_SIGN) | F32_INF)
     if w & F32_SIGN:
         return _nan()
@@ -195,7 +201,7 @@ def exp2_bounds(w: int) -> Bounds:
     the largest or the infinity; one far below the denormals, +0)."""
     if f32_is_nan(w):
         return _nan()
-    if w & 0x7FFFFFFF == 0:
+    if f32_is_zero(w):
         return _exact(ONE)
     x = f32_value(w)
     if x >= 128.0:  # 2^128 and beyond: within 2^-21 of it only the largest and the infinity
@@ -207,7 +213,7 @@ def exp2_bounds(w: int) -> Bounds:
         return _within_relative(t, t, nearest_f32(t))
     with localcontext() as context:
         context.prec = 60
-        y = (Decimal(x) * Decimal(2).ln()).exp()
+        y = context.power(Decimal(2), Decimal(x))
     low, high = _bracket(y)
     return _within_relative(low, high, nearest_f32(Fraction(y)))
 
@@ -218,7 +224,7 @@ def log2_bounds(w: int) -> Bounds:
     otherwise log2(x) within 2^-21 absolute for x in [0.5, 2], 2^-21 relative elsewhere."""
     if f32_is_nan(w):
         return _nan()
-    if w & 0x7FFFFFFF == 0:
+    if f32_is_zero(w):
         return _exact(F32_SIGN | F32_INF)
     if w & F32_SIGN:
         return _nan()
@@ -259,14 +265,6 @@ class Span:
 NAN_ONLY = Span(-INF, INF, nan=True, number=False)
 
 
-def _operand(w: int) -> Ext | None:
-    """A flushed float32 operand as an extended real (None: a NaN)."""
-    if f32_is_nan(w):
-        return None
-    x = f32_value(w)
-    return x if math.isinf(x) else Fraction(x)
-
-
 def _sum(a: Ext, b: Ext) -> Ext | None:
     if math.isinf(a) and math.isinf(b) and (a > 0) != (b > 0):
         return None
@@ -289,10 +287,6 @@ def _value(w: int) -> Ext:
     return x if math.isinf(x) else Fraction(x)
 
 
-def _is_denormal(w: int) -> bool:
-    return w & 0x7F800000 == 0 and w & 0x7FFFFF != 0
-
-
 def step(q: Ext) -> tuple[Ext, Ext]:
     """The least and the greatest value one operation whose exact result is ``q`` may write:
     either float32 neighbour (1 ULP; beyond the largest float32: the largest or the infinity),
@@ -300,8 +294,8 @@ def step(q: Ext) -> tuple[Ext, Ext]:
     if math.isinf(q):
         return q, q
     down, up = round_f32(Fraction(q), upward=False), round_f32(Fraction(q), upward=True)
-    low = Fraction(0) if _is_denormal(down) and not down & F32_SIGN else _value(down)
-    high = Fraction(0) if _is_denormal(up) and up & F32_SIGN else _value(up)
+    low = Fraction(0) if f32_is_denormal(down) and not down & F32_SIGN else _value(down)
+    high = Fraction(0) if f32_is_denormal(up) and up & F32_SIGN else _value(up)
     return low, high
 
 
@@ -374,29 +368,37 @@ def dot_bounds(xs: tuple[int, ...], ys: tuple[int, ...], addend: int | None = No
     gives a NaN and another a number (an overflow meeting an infinity)."""
     if any(f32_is_nan(w) for w in (*xs, *ys)) or (addend is not None and f32_is_nan(addend)):
         return _nan()
-    terms: list[tuple[Ext, bool]] = []
-    exact_nan = False
-    for x, y in zip(xs, ys, strict=True):
-        p = _product(_value(x), _value(y))
-        exact_nan |= p is None
-        terms.append((p if p is not None else 0, _negative(x) != _negative(y)))
+    products = [_product(_value(x), _value(y)) for x, y in zip(xs, ys, strict=True)]
+    exact = [p for p in products if p is not None]
+    if len(exact) < len(products):  # inf * 0 in every evaluation
+        return _nan()
+    terms = [(p, _negative(x) != _negative(y))
+             for p, x, y in zip(exact, xs, ys, strict=True)]
     if addend is not None:
         terms.append((_value(addend), _negative(addend)))
     total: Ext | None = Fraction(0)
     for value, _ in terms:
         total = None if total is None else _sum(total, value)
-    if exact_nan or total is None:
+    if total is None:  # infinite terms of both signs: +inf + -inf in every evaluation
         return _nan()
-    products = [_step_span(_product(_value(x), _value(y))) for x, y in zip(xs, ys, strict=True)]
+    spans = [_step_span(p) for p in exact]
     if addend is not None:
-        products.append(Span(_value(addend), _value(addend)))
-    span = _hull([_serial(products), _step_span(total)])
-    nearest = (_zero_sign(terms) if total == 0 else
-               (F32_SIGN | F32_INF if total < 0 else F32_INF) if math.isinf(total)
-               else nearest_f32(Fraction(total)))
+        spans.append(Span(_value(addend), _value(addend)))
+    span = _hull([_serial(spans), _step_span(total)])
+    nearest = _nearest_pattern(total, _zero_sign(terms))
     if span.nan:
         return nearest, F32_QUIET_NAN, F32_QUIET_NAN
     return (nearest, *_span_patterns(span, nearest))
+
+
+def _nearest_pattern(exact: Ext, zero: int) -> int:
+    """The exact result rounded once to nearest even: an infinity of its sign, or the zero
+    ``zero`` (IEEE's sign of an exact zero), or the float32 nearest."""
+    if math.isinf(exact):
+        return F32_INF | (F32_SIGN if exact < 0 else 0)
+    if exact == 0:
+        return zero
+    return nearest_f32(Fraction(exact))
 
 
 def _span_patterns(span: Span, nearest: int) -> tuple[int, int]:
@@ -431,16 +433,11 @@ def quotient_bounds(x_word: int, y_word: int) -> Bounds:
         return _nan()
     reciprocal = _step_span(_quotient(Fraction(1), y, y_word & F32_SIGN))
     candidates: list[Span] = [_step_span(exact)]
-    for r in sorted({reciprocal.lo, reciprocal.hi}):
+    for r in (reciprocal.lo, reciprocal.hi):
         q = _product(x, r)
         candidates.append(NAN_ONLY if q is None else _multiply_step(q))
     span = _hull(candidates)
-    if math.isinf(exact):
-        nearest = F32_INF | sign
-    elif exact == 0:
-        nearest = sign
-    else:
-        nearest = nearest_f32(Fraction(exact))
+    nearest = _nearest_pattern(exact, sign)
     if span.nan:
         return nearest, F32_QUIET_NAN, F32_QUIET_NAN
     return (nearest, *_span_patterns(span, nearest))
@@ -465,14 +462,14 @@ def _multiply_step(q: Ext) -> Span:
     exact = Fraction(q)
     nearest = nearest_f32(exact)
     truncated = round_f32(exact, upward=exact < 0)
-    values = sorted(_flushed_values(w) for w in (nearest, truncated))
+    values = [_flushed_values(w) for w in (nearest, truncated)]
     return Span(min(v[0] for v in values), max(v[1] for v in values))
 
 
 def _flushed_values(w: int) -> tuple[Ext, Ext]:
     """The least and greatest value a written pattern stands for, flushed or not."""
     value = _value(w)
-    if _is_denormal(w):
+    if f32_is_denormal(w):
         return (min(value, Fraction(0)), max(value, Fraction(0)))
     return value, value
 
@@ -514,9 +511,9 @@ def _periodic_bounds(w: int, cosine: bool) -> Bounds:
     """sin or cos of a flushed float32 (FS 22.10.20): NaN and the infinities give NaN; a zero
     gives sin = the zero, cos = 1; within [-100 pi, 100 pi] any float32 within 0.0008 of the
     exact value (and in [-1, 1]); beyond, any float32 in [-1, 1] (Q-03), to nearest +0."""
-    if f32_is_nan(w) or w & 0x7FFFFFFF == F32_INF:
+    if f32_is_nan(w) or f32_is_inf(w):
         return _nan()
-    if w & 0x7FFFFFFF == 0:
+    if f32_is_zero(w):
         return _exact(ONE if cosine else w)
     x = Fraction(f32_value(w))
     if abs(x) > 100 * Fraction(PI):
