@@ -14,7 +14,10 @@ run over the golden set, recorded with ``--vkd3d-results`` (a measurement, so it
 when it is taken, not recomputed by ``--check``). The ``dxvk`` table is the same for
 ``sm5 conform --impl d3d11:dxvk --expect conformance/d3d11/expectations-dxvk.yaml --json``,
 recorded in ``conformance/d3d11/measured-dxvk.json`` with ``--dxvk-results`` (with the DXVK
-version the results file names).
+version the results file names). A run of some golden files (``--vectors``) is recorded over the
+earlier rows: each instruction it covers whole replaces its row, the others stay; a run that
+covers only part of a file, or another version of the implementation than the recorded rows',
+is refused unless it covers the whole golden set.
 """
 
 from __future__ import annotations
@@ -27,12 +30,15 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from sm5.oracle.errors import Sm5Error
 from sm5.oracle.files.atomic import atomic_write_text
 from sm5.oracle.model.spec import Spec, load_spec
+from sm5.vectors.format import read_header
 
 ROOT = Path(__file__).resolve().parents[1]
 MEASURED_VKD3D = ROOT / "conformance" / "vkd3d" / "measured.json"
 MEASURED_DXVK = ROOT / "conformance" / "d3d11" / "measured-dxvk.json"
+GOLDEN = ROOT / "vectors" / "golden"
 VERDICT_COLUMNS = ("pass", "xfail", "fail", "crash", "timeout", "error", "unsupported",
                    "not-applicable")
 
@@ -112,6 +118,49 @@ def measured_vkd3d(results: Path) -> dict[str, object]:
     if isinstance(doc.get("impl_version"), str):
         measured["impl_version"] = doc["impl_version"]
     return measured
+
+
+def golden_counts(golden: Path = GOLDEN) -> dict[str, int]:
+    """Vectors per subject (instruction or program family) of the golden set: each file's
+    header count."""
+    try:
+        return {header.subject: header.count
+                for header in map(read_header, sorted(golden.glob("*.jsonl")))}
+    except Sm5Error as exc:
+        raise SystemExit(str(exc)) from None
+
+
+def recorded(results: Path, measured: Path, golden: Path = GOLDEN) -> dict[str, object]:
+    """The recording ``measured`` becomes with the run ``results``: every subject the run covers
+    whole replaces its row, rows of subjects it does not run stay (those no longer in the golden
+    set are dropped). Refused: a run covering part of a golden file, and a run of another
+    implementation version than the recorded rows' that does not cover the whole set."""
+    run = measured_vkd3d(results)
+    ran: dict[str, dict[str, int]] = run["per_instruction"]  # type: ignore[assignment]
+    counts = golden_counts(golden)
+    partial = [f"{name} ({sum(c.values())} of {counts.get(name, 0)} vectors)"
+               for name, c in ran.items() if sum(c.values()) != counts.get(name)]
+    if partial:
+        raise SystemExit(f"{results}: the run covers only part of these golden files: "
+                         f"{', '.join(partial)}; run every vector of each")
+    try:
+        old = json.loads(measured.read_text(encoding="utf-8")) if measured.exists() else {}
+        rows: dict[str, dict[str, int]] = dict(old.get("per_instruction", {}))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError, TypeError) as exc:
+        raise SystemExit(f"{measured}: not a recording ({type(exc).__name__}: {exc})") from None
+    whole = set(ran) == set(counts)
+    if rows and not whole and old.get("impl_version") != run.get("impl_version"):
+        raise SystemExit(f"{results}: {run.get('impl_version')!r} is not the version of the "
+                         f"recorded rows ({old.get('impl_version')!r}); record a run of the "
+                         "whole golden set instead")
+    merged = {name: row for name, row in rows.items() if name in counts and name not in ran}
+    merged.update(ran)
+    doc: dict[str, object] = {
+        "impl": run["impl"], "vectors": sum(sum(row.values()) for row in merged.values()),
+        "per_instruction": dict(sorted(merged.items()))}
+    if "impl_version" in run:
+        doc["impl_version"] = run["impl_version"]
+    return doc
 
 
 def _count(n: int) -> str:
@@ -247,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     for results, measured in ((args.vkd3d_results, MEASURED_VKD3D),
                               (args.dxvk_results, MEASURED_DXVK)):
         if results is not None:
-            atomic_write_text(measured, json.dumps(measured_vkd3d(results),
+            atomic_write_text(measured, json.dumps(recorded(results, measured),
                                                    indent=1, sort_keys=True) + "\n")
     spec = load_spec(ROOT / "spec")
     stale = []

@@ -21,7 +21,13 @@ from sm5.oracle.model.spec import instruction_document, load_default
 from sm5.oracle.proofs import run_instruction
 from sm5.vectors.format import Vector, read_file
 from sm5.vectors.shapes import GenerationError
-from sm5.vectors.siblings import check_siblings, sibling_state, with_sibling
+from sm5.vectors.siblings import (
+    check_siblings,
+    default_variant,
+    sibling_state,
+    tells_apart,
+    with_sibling,
+)
 
 GOLDEN = Path(__file__).resolve().parents[1] / "vectors" / "golden"
 #: The pairs an independent implementation's one-bug copies survived on before siblings existed
@@ -130,3 +136,18 @@ def test_a_bug_visible_in_several_places_is_shown_in_each(name: str, sibling_id:
         assert judge(vector, answer(vector, final)).status == "fail", vector.id
         places |= set(vector.clauses) | {str(v) for v in vector.provenance["witness"].values()}
     assert PLACES[(name, sibling_id)] <= places
+
+
+def test_a_sibling_range_outside_an_expected_nan_tells_it_apart() -> None:
+    """``log(-1.0)``: D3D gives a NaN (FS 22.10.8); a translator writing ``log2(abs(x))`` gives
+    0 within log's tolerance, a range holding no NaN, so the sibling is told apart (and a
+    predicate naming it covers the vector); ``log(1.0)`` is 0 for both."""
+    def vector(operand: int, expected: object) -> Vector:
+        return Vector("log/hand/0", (f"log r0.x, l({operand:#x})",), "cs_5_0", "11.0",
+                      {"r0": [7, 7, 7, 7]},
+                      {"outcomes": ["defined"], "state": {"r0": [expected, 7, 7, 7]}})
+
+    variant = default_variant("log", "abs_operand")
+    assert variant is not None
+    assert tells_apart(vector(0xBF800000, {"f32": "nan"}), variant)
+    assert not tells_apart(vector(0x3F800000, {"f32_range": [0xB5000000, 0x35000000]}), variant)

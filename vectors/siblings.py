@@ -102,8 +102,9 @@ def outside(expected: ExpectedState, observed: ExpectedState) -> bool:
 
 def _all_outside(want: Accept, got: Accept) -> bool:
     """Every value the sibling may give the word lies outside ``want``: a few values, each
-    outside; a NaN class (any float32 or half NaN) where ``want`` holds no value of that class.
-    Anything else (a word the sibling leaves free) shows nothing."""
+    outside; a float32 range disjoint from ``want`` (a range, a few values, any NaN); a NaN
+    class (any float32 or half NaN) where ``want`` holds no value of that class. Anything else
+    (a word the sibling leaves free) shows nothing."""
     values = members(got)
     if values is not None:
         return not any(accepts(want, v) for v in values)
@@ -111,6 +112,8 @@ def _all_outside(want: Accept, got: Accept) -> bool:
         if isinstance(want, F32Range):
             return (f32_order(got.hi) < f32_order(want.lo)
                     or f32_order(want.hi) < f32_order(got.lo))
+        if isinstance(want, F32Nan):
+            return True  # a range holds no NaN
         fixed = members(want)
         return fixed is not None and not any(accepts(got, v) for v in fixed)
     if isinstance(got, F32Nan) and isinstance(want, F32Range):
