@@ -151,6 +151,13 @@ static void call_failed(const char *call, HRESULT hr)
     reason_line("error", text);
 }
 
+struct device;
+static void release_device(struct device *d);
+/* The device in use, released before a malformed stream ends the run: exiting with a device
+ * alive lets Wine's OpenGL renderer tear its context down while its command thread still runs,
+ * which can end the process on SIGSEGV instead of the status 2 promised above. */
+static struct device *live_device;
+
 static void malformed(const char *what)
 {
     char text[256];
@@ -160,6 +167,8 @@ static void malformed(const char *what)
     put_json_string(text);
     printf("}\n");
     fflush(stdout);
+    if (live_device)
+        release_device(live_device);
     exit(2);
 }
 
@@ -797,6 +806,7 @@ int main(int argc, char **argv)
         fflush(stdout);
         return 4;
     }
+    live_device = &d;
     print_header(&d, warp);
     if (!read_exact(magic, 8, 1))
         return 0;
