@@ -72,7 +72,7 @@ class StderrTail:
         self.total = 0
         self._tail = bytearray()
 
-    def add(self, chunk: bytes) -> None:
+    def feed(self, chunk: bytes) -> None:
         self.total += len(chunk)
         self._tail += chunk
         if len(self._tail) > self.keep:
@@ -346,7 +346,7 @@ class SubprocessImplementation:
         except OSError:
             return False
         if chunk:
-            self._stderr.add(chunk)
+            self._stderr.feed(chunk)
         return bool(chunk)
 
     def _drain_stderr(self, proc: subprocess.Popen[bytes]) -> None:
@@ -361,7 +361,7 @@ class SubprocessImplementation:
                 return
             if not chunk:
                 return
-            self._stderr.add(chunk)
+            self._stderr.feed(chunk)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -144,7 +144,7 @@ class ConformanceRun:
         status = props.get(STATUS)
         if status in VERDICTS:
             diffs = props.get(DIFFS, "")
-            self.run.report.add(report.nodeid, Verdict(status, props.get(REASON, ""),
+            self.run.report.record(report.nodeid, Verdict(status, props.get(REASON, ""),
                                                        tuple(diffs.splitlines())))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

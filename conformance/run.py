@@ -277,7 +277,7 @@ class RunReport:
     #: The implementation's version when it names one (its ``version`` attribute), else "".
     version: str = ""
 
-    def add(self, vector_id: str, verdict: Verdict) -> None:
+    def record(self, vector_id: str, verdict: Verdict) -> None:
         self.verdicts[vector_id] = verdict
 
     def counts(self) -> dict[str, int]:
@@ -352,7 +352,7 @@ def run(impl: Implementation, paths: Sequence[Path] | None = None,
                     else (vector for _, _, vector in iter_selected(files, shard, select)))
         with run_collections() as vector_done:
             for vector, verdict in run_vectors(impl, selected, expectations):
-                report.add(vector.id, verdict)
+                report.record(vector.id, verdict)
                 if progress is not None:
                     progress(vector.id, verdict)
                 vector_done()

@@ -25,9 +25,9 @@ APART = ("conformance/mutants",)
 ENGLISH = frozenset({"if", "else", "loop", "break", "continue", "switch", "case", "default",
                      "call", "label", "discard"})
 #: Instructions named like Python builtins, library functions, rule-language builtins or common
-#: methods (``min``, ``max``, ``set.add``, ``words.mul``, ``math.sqrt``): only their clause and
+#: methods (``min``, ``max``, ``set.add``, ``math.sqrt``): only their clause and
 #: rule ids (``min.nan.both``) and vector ids count.
-BUILTINS = frozenset({"min", "max", "add", "mul", "sqrt"})
+BUILTINS = frozenset({"min", "max", "add", "sqrt"})
 
 
 def pattern(name: str, *, clauses: tuple[str, ...] = ()) -> re.Pattern[str]:

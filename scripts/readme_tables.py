@@ -136,7 +136,7 @@ def recorded(results: Path, measured: Path, golden: Path = GOLDEN) -> dict[str, 
     set are dropped). Refused: a run covering part of a golden file, and a run of another
     implementation version than the recorded rows' that does not cover the whole set."""
     run = measured_vkd3d(results)
-    ran: dict[str, dict[str, int]] = run["per_instruction"]  # type: ignore[assignment]
+    ran = _rows(run, results)
     counts = golden_counts(golden)
     partial = [f"{name} ({sum(c.values())} of {counts.get(name, 0)} vectors)"
                for name, c in ran.items() if sum(c.values()) != counts.get(name)]
@@ -145,9 +145,9 @@ def recorded(results: Path, measured: Path, golden: Path = GOLDEN) -> dict[str, 
                          f"{', '.join(partial)}; run every vector of each")
     try:
         old = json.loads(measured.read_text(encoding="utf-8")) if measured.exists() else {}
-        rows: dict[str, dict[str, int]] = dict(old.get("per_instruction", {}))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError, TypeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SystemExit(f"{measured}: not a recording ({type(exc).__name__}: {exc})") from None
+    rows = _rows(old, measured) if old else {}
     whole = set(ran) == set(counts)
     if rows and not whole and old.get("impl_version") != run.get("impl_version"):
         raise SystemExit(f"{results}: {run.get('impl_version')!r} is not the version of the "
@@ -161,6 +161,18 @@ def recorded(results: Path, measured: Path, golden: Path = GOLDEN) -> dict[str, 
     if "impl_version" in run:
         doc["impl_version"] = run["impl_version"]
     return doc
+
+
+def _rows(doc: object, where: Path) -> dict[str, dict[str, int]]:
+    """A recording's ``per_instruction``: verdict counts by instruction, checked."""
+    rows = doc.get("per_instruction") if isinstance(doc, dict) else None
+    if not isinstance(rows, dict) or not all(
+            isinstance(name, str) and isinstance(row, dict)
+            and all(isinstance(k, str) and isinstance(v, int) for k, v in row.items())
+            for name, row in rows.items()):
+        raise SystemExit(f"{where}: not a recording (expected per_instruction: an object of "
+                         "verdict counts per instruction)")
+    return rows
 
 
 def _count(n: int) -> str:

@@ -147,7 +147,7 @@ def test_conform_reports_the_breaker_as_one_error(tmp_path: Path) -> None:
 
 def test_stderr_tail_arithmetic() -> None:
     tail = StderrTail(keep=10)
-    tail.add(b"0123456789abcdef")
+    tail.feed(b"0123456789abcdef")
     assert tail.total == 16
     assert tail.since(0) == "; stderr (6 earlier bytes dropped): ...6789abcdef"
     assert tail.since(12) == "; stderr: cdef"

@@ -44,7 +44,7 @@ def run_file(tmp_path: Path, counts: dict[str, int], version: str = "1.0") -> Pa
     return path
 
 
-def recording(tmp_path: Path, rows: dict[str, dict[str, int]], version: str = "1.0") -> Path:
+def recording(tmp_path: Path, rows: dict[str, object], version: str = "1.0") -> Path:
     path = tmp_path / "measured.json"
     path.write_text(json.dumps({"impl": "vkd3d", "impl_version": version, "vectors": 0,
                                 "per_instruction": rows}), encoding="utf-8")
@@ -92,4 +92,11 @@ def test_a_broken_recording_is_named(tmp_path: Path) -> None:
     measured = tmp_path / "measured.json"
     measured.write_text("{not json", encoding="utf-8")
     with pytest.raises(SystemExit, match=r"measured\.json: not a recording"):
+        tables().recorded(run_file(tmp_path, {"div": header_count("div")}), measured, folder)
+
+
+def test_a_recording_with_malformed_rows_is_named(tmp_path: Path) -> None:
+    folder = golden(tmp_path, "div")
+    measured = recording(tmp_path, {"div": ["pass", 3]})
+    with pytest.raises(SystemExit, match=r"measured\.json: not a recording \(expected "):
         tables().recorded(run_file(tmp_path, {"div": header_count("div")}), measured, folder)

@@ -585,31 +585,31 @@ class Boundaries:
         moduli = self._moduli[name]
         found: dict[int, set[str]] = {}
 
-        def add(value: int, tag: str) -> None:
+        def keep(value: int, tag: str) -> None:
             if 0 <= value <= top:
                 found.setdefault(value, set()).add(tag)
 
-        add(0, "extreme")
-        add(top, "extreme")
-        add((1 << (bits - 1)) - 1, "signed")
-        add(1 << (bits - 1), "signed")
+        keep(0, "extreme")
+        keep(top, "extreme")
+        keep((1 << (bits - 1)) - 1, "signed")
+        keep(1 << (bits - 1), "signed")
         for m in moduli:
-            add(top - top % m, "extreme")
+            keep(top - top % m, "extreme")
             for k in range(1, m):
-                add(k, "misaligned")
+                keep(k, "misaligned")
         for root in self.roots(name, env):
             low, high = math.floor(root), math.ceil(root)
             for v in (low - 1, low, high, high + 1):
-                add(v, "boundary")
+                keep(v, "boundary")
             for m in moduli:
-                add(low - m, "boundary")
-                add(high + m, "boundary")
+                keep(low - m, "boundary")
+                keep(high + m, "boundary")
                 aligned = low - low % m
                 for k in range(1, m):
-                    add(aligned + k, "misaligned")
+                    keep(aligned + k, "misaligned")
         if self._zero[name]:
             for k in range(bits):
-                add(1 << k, "single-bit")
+                keep(1 << k, "single-bit")
         address = self.semantics.address
         if self._wrap[name] and address is not None:
             wrap = self._difference(address.tree, ast.Constant(1 << bits), address.text, env,
@@ -618,11 +618,11 @@ class Boundaries:
             if crossing is not None:
                 for v in (math.floor(crossing) - 1, math.floor(crossing), math.ceil(crossing),
                           math.ceil(crossing) + 1):
-                    add(v, "wrap")
+                    keep(v, "wrap")
         for specials in self._specials.get(name, ()):
             if specials.width == bits:
                 for special, tag in specials.values:
-                    add(special, tag)
+                    keep(special, tag)
         for value, tags in found.items():
             if any(value % m for m in moduli):
                 tags.add("misaligned")

@@ -408,7 +408,7 @@ def _tgsm_copy(t: TgsmSlot, slot: int, scratch: int, spec: Spec, *, to_tgsm: boo
                                           _lit(value, "swizzle")))
 
     def bump(component: str, by: int) -> Instruction:
-        return Instruction(move["add"], (_r(scratch, "mask", component),
+        return Instruction(move["step"], (_r(scratch, "mask", component),
                                          _r(scratch, "swizzle", component * 4),
                                          _lit(by, "swizzle")))
 

@@ -115,7 +115,7 @@ def _narrow(x: float) -> int:
         return (F32_SIGN if x < 0 else 0) | F32_INF
 
 
-def add(a: int, b: int) -> int:
+def sum_of(a: int, b: int) -> int:
     """a + b rounded to nearest even (x + (-x) is +0, -0 + -0 is -0, as IEEE)."""
     return _narrow(f32_value(a) + f32_value(b))
 
@@ -125,7 +125,7 @@ def sub(a: int, b: int) -> int:
     return _narrow(f32_value(a) - f32_value(b))
 
 
-def mul(a: int, b: int) -> int:
+def product(a: int, b: int) -> int:
     """a * b rounded to nearest even (the product of two float32 significands is exact in
     binary64, so one rounding happens)."""
     return _narrow(f32_value(a) * f32_value(b))
@@ -179,7 +179,7 @@ def square_root_up(w: int) -> int:
 def add_toward_zero(a: int, b: int) -> int:
     """a + b rounded toward zero (a NaN, an infinity: as to nearest)."""
     x, y = f32_value(a), f32_value(b)
-    nearest = add(a, b)
+    nearest = sum_of(a, b)
     if not (math.isfinite(x) and math.isfinite(y)):
         return nearest
     return _toward_zero(nearest, Fraction(x) + Fraction(y))
@@ -188,7 +188,7 @@ def add_toward_zero(a: int, b: int) -> int:
 def mul_toward_zero(a: int, b: int) -> int:
     """a * b rounded toward zero (a NaN, an infinity: as to nearest)."""
     x, y = f32_value(a), f32_value(b)
-    nearest = mul(a, b)
+    nearest = product(a, b)
     if not (math.isfinite(x) and math.isfinite(y)):
         return nearest
     return _toward_zero(nearest, Fraction(x) * Fraction(y))

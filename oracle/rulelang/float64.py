@@ -37,11 +37,11 @@ def bits_of(number: float) -> int:
     return pattern
 
 
-def add(a: int, b: int) -> int:
+def sum_of(a: int, b: int) -> int:
     return bits_of(value(a) + value(b))
 
 
-def mul(a: int, b: int) -> int:
+def product(a: int, b: int) -> int:
     return bits_of(value(a) * value(b))
 
 

@@ -20,7 +20,7 @@ non-negative integers, a word as the integer of its view); the z3 model takes on
 argument (of the argument's width) and returns a bit-vector of the result's width or a Bool.
 z3 is imported when a model is first used, so the oracle's Python back end never loads it.
 Word operators of the rule language (``+``, ``<<``, ...) on words are these helpers too: the
-type checker rewrites ``a + b`` on two uwords into ``uword_add(a, b)``.
+type checker rewrites ``a + b`` on two uwords into ``uword_sum(a, b)``.
 """
 
 from __future__ import annotations
@@ -328,7 +328,7 @@ def _float32_helpers() -> list[Helper]:
                "a >= b (false on a NaN)"),
         binary("f32_eq", "bool", float32.equal, lambda a, b: Z.fpEQ(_fp32(a), _fp32(b)),
                "a == b (false on a NaN, -0 equals +0)"),
-        binary("f32_add", "p32", float32.add, _binary32("fpAdd"),
+        binary("f32_add", "p32", float32.sum_of, _binary32("fpAdd"),
                "a + b, round to nearest even"),
         binary("f32_sub", "p32", float32.sub, _binary32("fpSub"),
                "a - b, round to nearest even"),
@@ -343,7 +343,7 @@ def _float32_helpers() -> list[Helper]:
               "the square root rounded toward -inf", abstracted=True),
         unary("f32_sqrt_up", "p32", float32.square_root_up, _sqrt32("RTP"),
               "the square root rounded toward +inf", abstracted=True),
-        binary("f32_mul", "p32", float32.mul, _binary32("fpMul"),
+        binary("f32_mul", "p32", float32.product, _binary32("fpMul"),
                "a * b, round to nearest even"),
         binary("f32_mul_rtz", "p32", float32.mul_toward_zero, _binary32("fpMul", "RTZ"),
                "a * b, round toward zero"),
@@ -391,8 +391,8 @@ def _float_helpers() -> list[Helper]:
         return Helper(name, ("p32",), result, python, model, ((F32,),), text)
 
     return [
-        f64("f64_add", 2, "p64", float64.add, _binary("fpAdd"), "a + b, round to nearest even"),
-        f64("f64_mul", 2, "p64", float64.mul, _binary("fpMul"), "a * b, round to nearest even"),
+        f64("f64_add", 2, "p64", float64.sum_of, _binary("fpAdd"), "a + b, round to nearest even"),
+        f64("f64_mul", 2, "p64", float64.product, _binary("fpMul"), "a * b, round to nearest even"),
         f64("f64_div", 2, "p64", float64.quotient, _binary("fpDiv"),
             "a / b, round to nearest even"),
         f64("f64_fma", 3, "p64", float64.fma,
@@ -491,7 +491,7 @@ def _field_insert_model(width: Any, offset: Any, insert: Any, base: Any) -> Any:
 def _word_helpers() -> list[Helper]:
     out: list[Helper] = []
 
-    def add(name: str, args: tuple[HelperType, ...], result: HelperType,
+    def register(name: str, args: tuple[HelperType, ...], result: HelperType,
             function: Callable[..., int], model: Callable[..., Any], text: str,
             specials: tuple[tuple[Specials, ...], ...] | None = None) -> None:
         out.append(Helper(name, args, result, _viewed(function, args, result), model,
@@ -502,58 +502,58 @@ def _word_helpers() -> list[Helper]:
     for v in views:
         view = str(v)
         two, one = (v, v), (v,)
-        add(f"{view}_add", two, v, words.add, lambda a, b: a + b, "a + b modulo 2**32")
-        add(f"{view}_sub", two, v, words.sub, lambda a, b: a - b, "a - b modulo 2**32")
-        add(f"{view}_mul", two, v, words.mul, lambda a, b: a * b,
+        register(f"{view}_sum", two, v, words.sum_of, lambda a, b: a + b, "a + b modulo 2**32")
+        register(f"{view}_sub", two, v, words.sub, lambda a, b: a - b, "a - b modulo 2**32")
+        register(f"{view}_product", two, v, words.product, lambda a, b: a * b,
             "the low 32 bits of a * b")
-        add(f"{view}_neg", one, v, words.neg, lambda a: -a, "-a modulo 2**32")
-        add(f"{view}_bitnot", one, v, words.invert, lambda a: ~a, "every bit flipped")
-        add(f"{view}_bitand", two, v, words.and_, lambda a, b: a & b, "bitwise and")
-        add(f"{view}_bitor", two, v, words.or_, lambda a, b: a | b, "bitwise or")
-        add(f"{view}_bitxor", two, v, words.exclusive_or, lambda a, b: a ^ b,
+        register(f"{view}_neg", one, v, words.neg, lambda a: -a, "-a modulo 2**32")
+        register(f"{view}_bitnot", one, v, words.invert, lambda a: ~a, "every bit flipped")
+        register(f"{view}_bitand", two, v, words.and_, lambda a, b: a & b, "bitwise and")
+        register(f"{view}_bitor", two, v, words.or_, lambda a, b: a | b, "bitwise or")
+        register(f"{view}_bitxor", two, v, words.exclusive_or, lambda a, b: a ^ b,
             "bitwise exclusive or")
-        add(f"{view}_shl", (v, "uword"), v, words.shl, lambda a, c: a << _count(c),
+        register(f"{view}_shl", (v, "uword"), v, words.shl, lambda a, c: a << _count(c),
             "shift left by bits [4:0] of the count", ((WORD_EDGES,), (COUNTS,)))
-    add("uword_shr", ("uword", "uword"), "uword", words.lshr,
+    register("uword_shr", ("uword", "uword"), "uword", words.lshr,
         lambda a, c: Z.LShR(a, _count(c)),
         "logical shift right by bits [4:0] of the count", ((WORD_EDGES,), (COUNTS,)))
-    add("iword_shr", ("iword", "uword"), "iword", words.ashr, lambda a, c: a >> _count(c),
+    register("iword_shr", ("iword", "uword"), "iword", words.ashr, lambda a, c: a >> _count(c),
         "arithmetic shift right by bits [4:0] of the count", ((WORD_EDGES,), (COUNTS,)))
-    add("uword_div", ("uword", "uword"), "uword", words.quotient, lambda a, b: Z.UDiv(a, b),
+    register("uword_div", ("uword", "uword"), "uword", words.quotient, lambda a, b: Z.UDiv(a, b),
         "unsigned quotient (the divisor is not 0)")
-    add("uword_mod", ("uword", "uword"), "uword", words.remainder, lambda a, b: Z.URem(a, b),
+    register("uword_mod", ("uword", "uword"), "uword", words.remainder, lambda a, b: Z.URem(a, b),
         "unsigned remainder (the divisor is not 0)")
     fields = ((COUNTS,), (COUNTS,), (WORD_EDGES,))
-    add("field_extract", ("uword", "uword", "uword"), "uword", words.field_extract,
+    register("field_extract", ("uword", "uword", "uword"), "uword", words.field_extract,
         lambda w, o, x: _field(w, o, x, False),
         "field_extract(width, offset, value): the field, zero-extended (width, offset: bits "
         "[4:0])",
         fields)
-    add("field_extract_signed", ("uword", "uword", "iword"), "iword",
+    register("field_extract_signed", ("uword", "uword", "iword"), "iword",
         words.field_extract_signed, lambda w, o, x: _field(w, o, x, True),
         "field_extract_signed(width, offset, value): the field, sign-extended (width, offset: "
         "bits [4:0])",
         fields)
-    add("field_insert", ("uword", "uword", "uword", "uword"), "uword", words.field_insert,
+    register("field_insert", ("uword", "uword", "uword", "uword"), "uword", words.field_insert,
         _field_insert_model,
         "field_insert(width, offset, insert, base): base with the field replaced by insert's "
         "low bits",
         (*fields[:2], (WORD_EDGES,), (WORD_EDGES,)))
-    add("umul_hi", ("uword", "uword"), "uword", words.umul_hi,
+    register("umul_hi", ("uword", "uword"), "uword", words.umul_hi,
         lambda a, b: Z.Extract(63, 32, Z.ZeroExt(32, a) * Z.ZeroExt(32, b)),
         "the high 32 bits of the unsigned 64-bit product")
-    add("imul_hi", ("iword", "iword"), "iword", words.imul_hi,
+    register("imul_hi", ("iword", "iword"), "iword", words.imul_hi,
         lambda a, b: Z.Extract(63, 32, Z.SignExt(32, a) * Z.SignExt(32, b)),
         "the high 32 bits of the signed 64-bit product")
-    add("uadd_carry", ("uword", "uword"), "uword", words.uadd_carry,
+    register("uadd_carry", ("uword", "uword"), "uword", words.uadd_carry,
         lambda a, b: Z.ZeroExt(31, Z.Extract(32, 32, Z.ZeroExt(1, a) + Z.ZeroExt(1, b))),
         "1 where a + b does not fit 32 bits, else 0")
-    add("usub_borrow", ("uword", "uword"), "uword", words.usub_borrow,
+    register("usub_borrow", ("uword", "uword"), "uword", words.usub_borrow,
         lambda a, b: Z.If(Z.ULT(a, b), Z.BitVecVal(1, 32), Z.BitVecVal(0, 32)),
         "1 where b > a (unsigned), else 0")
-    add("bit_reverse", ("uword",), "uword", words.bit_reverse,
+    register("bit_reverse", ("uword",), "uword", words.bit_reverse,
         lambda a: Z.Concat(*[Z.Extract(i, i, a) for i in range(32)]), "the bits reversed")
-    add("bit_count", ("uword",), "uword", words.bit_count,
+    register("bit_count", ("uword",), "uword", words.bit_count,
         lambda a: Z.Sum(*[Z.ZeroExt(31, Z.Extract(i, i, a)) for i in range(32)]),
         "the number of bits set")
     return out
@@ -567,7 +567,7 @@ def _tolerance_helpers() -> list[Helper]:
     BoundsOf = Callable[..., tuple[int, int, int]]
     functions: tuple[tuple[str, BoundsOf, str], ...] = (
         ("reciprocal", tolerance.reciprocal_bounds, "1/x (within 2^-21 relative)"),
-        ("rsqrt", tolerance.reciprocal_sqrt_bounds, "1/sqrt(x) (within 2^-21 relative)"),
+        ("rsqrt", tolerance.reciprocal_sqrt_bounds, "x^(-1/2) (within 2^-21 relative)"),
         ("exp2", tolerance.exp2_bounds, "2^x (within 2^-21 relative)"),
         ("log2", tolerance.log2_bounds,
          "log2(x) (within 2^-21 absolute on [0.5, 2], relative elsewhere)"),
@@ -616,7 +616,7 @@ REGISTRY: Mapping[str, Helper] = {h.name: h for h in (*_float_helpers(), *_float
 #: (view, operator node type name) -> helper name.
 OPERATORS: Mapping[tuple[str, str], str] = {
     **{(view, op): f"{view}_{name}" for view in ("uword", "iword") for op, name in (
-        ("Add", "add"), ("Sub", "sub"), ("Mult", "mul"), ("USub", "neg"), ("Invert", "bitnot"),
+        ("Add", "sum"), ("Sub", "sub"), ("Mult", "product"), ("USub", "neg"), ("Invert", "bitnot"),
         ("BitAnd", "bitand"), ("BitOr", "bitor"), ("BitXor", "bitxor"), ("LShift", "shl"),
         ("RShift", "shr"))},
     ("uword", "FloorDiv"): "uword_div", ("uword", "Mod"): "uword_mod",

@@ -14,7 +14,7 @@ and ``exact(w)`` (the word's integer in its view). A word is not a truth value.
 
 Checking also rewrites the tree, so both back ends read words the same way without types of
 their own: each operator on words becomes the helper of ``sm5.oracle.rulelang.helpers.OPERATORS``
-(``a + b`` on two uwords is ``uword_add(a, b)``), and each read of a word-typed name becomes
+(``a + b`` on two uwords is ``uword_sum(a, b)``), and each read of a word-typed name becomes
 the conversion to its own view (``uword(a)``), so an environment may hold a word as its pattern
 or as the integer of its view.
 """

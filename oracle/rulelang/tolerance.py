@@ -177,7 +177,7 @@ def reciprocal_bounds(w: int) -> Bounds:
 @lru_cache(maxsize=1 << 16)
 def reciprocal_sqrt_bounds(w: int) -> Bounds:
     """The reciprocal square root (FS 22.10.19): NaN and a negative number (-inf included)
-    give NaN, a zero the infinity of its sign, +inf gives +0; otherwise 1/sqrt(x) within 2^-21
+    give NaN, a zero the infinity of its sign, +inf gives +0; otherwise x^(-1/2) within 2^-21
     relative."""
     if f32_is_nan(w):
         return _nan()
@@ -360,7 +360,7 @@ def _negative(w: int) -> bool:
 
 @lru_cache(maxsize=1 << 16)
 def dot_bounds(xs: tuple[int, ...], ys: tuple[int, ...], addend: int | None = None) -> Bounds:
-    """sum(x_i * y_i) (+ ``addend``: the multiply-add, FS 22.10.9) over flushed float32
+    """sum(x_i * y_i), plus ``addend`` where given (FS 22.10.9), over flushed float32
     operands, as FS 3.1.3.2 lets a fused operation err: no worse than the worst serial
     evaluation of its unfused expansion, each step within 1 ULP (E-04), a denormal step result
     flushed or not, an intermediate overflow saturated or kept. The result to nearest is the

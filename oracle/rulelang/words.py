@@ -25,7 +25,7 @@ def signed(x: int) -> int:
     return ((x & MASK) ^ SIGN) - SIGN
 
 
-def add(a: int, b: int) -> int:
+def sum_of(a: int, b: int) -> int:
     return (a + b) & MASK
 
 
@@ -33,7 +33,7 @@ def sub(a: int, b: int) -> int:
     return (a - b) & MASK
 
 
-def mul(a: int, b: int) -> int:
+def product(a: int, b: int) -> int:
     return (a * b) & MASK
 
 
@@ -123,7 +123,7 @@ def imul_hi(a: int, b: int) -> int:
 
 
 def uadd_carry(a: int, b: int) -> int:
-    """1 where the unsigned sum does not fit 32 bits, else 0 (the carry out of an add)."""
+    """1 where the unsigned sum does not fit 32 bits, else 0 (the carry out of the addition)."""
     return ((a & MASK) + (b & MASK)) >> BITS
 
 
