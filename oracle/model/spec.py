@@ -483,6 +483,10 @@ class MemoryAccess:
     returns: str | None
     value: str | None
     kernel: Rule | None
+    #: How contending read-modify-writes of one word combine (``free``: every serial order
+    #: leaves the same word; ``serial``: the order matters); proved by ``sm5 prove``
+    #: (sm5.oracle.proofs.theorems.contention). ``None`` for an access without a kernel.
+    contention: str | None = None
 
 
 #: The lane types (``lanes.type``): what a lane is and which destination components it writes.
@@ -1204,10 +1208,16 @@ def _memory(m: Mapping[str, Any], names: _Names,
                             where=where)
     memory = MemoryAccess(
         m["operand"], m["mode"], tuple(m["address"]), m.get("returns"), m.get("value"),
-        names.rule(m["kernel"], "kernel") if "kernel" in m else None)
+        names.rule(m["kernel"], "kernel") if "kernel" in m else None, m.get("contention"))
     if memory.mode in ("rmw", "rmw_return") and memory.kernel is None:
         raise SpecError("semantics.memory: a read-modify-write needs a kernel (the new "
                         "memory word)", where=where)
+    if (memory.kernel is None) != (memory.contention is None):
+        raise SpecError("semantics.memory: a kernel and `contention` (free or serial: how "
+                        "contending operations combine) go together", where=where)
+    if memory.contention not in (None, "free", "serial"):
+        raise SpecError(f"semantics.memory.contention: {memory.contention!r}, expected free "
+                        "or serial", where=where)
     if memory.mode == "write" and memory.value is None:
         raise SpecError("semantics.memory: a write needs `value` (the source operand)",
                         where=where)

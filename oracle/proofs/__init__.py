@@ -18,6 +18,13 @@ Per instruction, in this order:
 ``word_results``
     a value written to a register without lanes or to a hidden counter is a 32-bit word (a
     counter wraps rather than overflows).
+``contention``
+    a read-modify-write kernel is as its file states: ``free`` (two contending operations
+    leave the same word in either order, so any number of them leave the fold of the kernel)
+    or ``serial`` (some two do not: counterexample expected).
+``counter_steps``
+    a hidden counter steps by a constant odd amount modulo 2^32, so contending ``alloc`` or
+    ``consume`` operations return distinct values and leave the same counter in any order.
 ``availability``
     the availability tables decide every (target, runtime) cell exactly once.
 ``agreement``
@@ -67,6 +74,7 @@ from sm5.oracle.proofs.theorems.base import (
     build_context,
     run_theorem,
 )
+from sm5.oracle.proofs.theorems.contention import contention, contention_claim, counter_steps
 from sm5.oracle.proofs.theorems.control import clause_partition
 from sm5.oracle.proofs.theorems.identities import IDENTITY_ENCODINGS, identity_holds
 from sm5.oracle.proofs.theorems.memory import (
@@ -180,6 +188,10 @@ def run_instruction(spec: Spec, name: str, *, work: int = DEFAULT_WORK,
                 run(kind, group_id, partial(naive_wrap, ctx, ctx.group(group_id), queries[kind]))
     if word_targets(ctx):
         run("word_results", "", partial(word_results, ctx))
+    if contention_claim(instruction) is not None:
+        run("contention", "", partial(contention, ctx))
+    if instruction.semantics.counter is not None:
+        run("counter_steps", "", partial(counter_steps, ctx))
     for sibling in instruction.siblings:
         run("sibling", sibling.id, partial(sibling_differs, instruction, sibling, spec.model))
     run("availability", "", lambda b: availability(instruction, spec.model))
