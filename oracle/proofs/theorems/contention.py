@@ -19,7 +19,7 @@ does not); the operations' own operands are the kernel's inputs bound to operand
 twice (once per operation). Witnesses are written into the detail, not as instruction inputs:
 the second operation's operands are not inputs of one instruction.
 
-A hidden counter (``imm_atomic_alloc``, ``imm_atomic_consume``) needs no statement:
+A hidden counter (the counter atomics that allocate and consume) needs no statement:
 ``counter_steps`` proves that it moves by a constant odd step modulo 2^32, from which the
 closed forms of many contending operations follow (FS 22.17.17-18).
 """
