@@ -33,7 +33,14 @@ from typing import Any
 import z3
 
 from sm5.oracle.model.spec import InstructionSpec
-from sm5.oracle.proofs.theorems.base import Budget, Context, Found, build_context, new_solver
+from sm5.oracle.proofs.theorems.base import (
+    Budget,
+    Context,
+    Found,
+    build_context,
+    new_solver,
+    show,
+)
 from sm5.oracle.proofs.z3rules import Symbols, translate
 from sm5.oracle.rulelang.rules import Rule
 
@@ -97,8 +104,7 @@ def contention(ctx: Context, budget: Budget) -> Found:
                      "the file states contention: serial; state free, so that contention is "
                      "judged by the closed form")
     values = _smallest(budget, differ, [t for _, t in terms])
-    said = ", ".join(f"{name}={value:#x}" if value > 0xFFFF else f"{name}={value}"
-                     for (name, _), value in zip(terms, values, strict=True))
+    said = show({name: value for (name, _), value in zip(terms, values, strict=True)})
     env = z3.And(*[t == v for (_, t), v in zip(terms, values, strict=True)])
     model = _model(env, [a_then_b[0], b_then_a[0]])
     orders = f"a then b leaves {_word(model[0])}, b then a leaves {_word(model[1])}"
