@@ -27,11 +27,13 @@ def golden() -> list[Vector]:
     return [v for _, _, v in iter_selected(vector_files(None))]
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_golden_set_is_there(golden: list[Vector]) -> None:
     assert {v.id.split("/")[0] for v in golden} == \
         set(load_default().instructions) | set(program_subjects())
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_oracle_passes_every_golden_vector() -> None:
     report = run(OracleImplementation())
     assert report.failures() == []
@@ -70,6 +72,7 @@ def test_every_mutant_is_killed(capsys: pytest.CaptureFixture[str]) -> None:
     assert "(100.0%)" in out
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_plugin_collects_the_golden_set_by_default_from_any_folder(
         golden: list[Vector], tmp_path: Path) -> None:
     proc = subprocess.run(

@@ -80,6 +80,7 @@ def test_failure_names_vector_program_clause_and_diff(folder: Path) -> None:
         assert text in out, out
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_serial_xdist_and_shards_give_the_same_verdicts(folder: Path) -> None:
     common = ["--sm5-impl=mutant:write_mask_ignored", "--sm5-vectors=cases.jsonl", "-q"]
     serial = pytest_run(folder, *common, "--sm5-results=serial.json")

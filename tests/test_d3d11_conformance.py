@@ -162,6 +162,7 @@ def _check_run(golden: GoldenRun) -> None:
     assert unexplained == set()
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_subset_is_a_rule_over_the_golden_set(golden: GoldenRun) -> None:
     """Every clause and every (instruction, section) of the executable golden vectors is in the
     subset, which is a small part of the set (the flow-control files, left out, aside)."""
@@ -174,16 +175,19 @@ def test_subset_is_a_rule_over_the_golden_set(golden: GoldenRun) -> None:
     assert len(golden.subset) * 10 < len(executable)
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_subset_passes_with_the_expectations_file(golden: GoldenRun) -> None:
     _check_run(golden)
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_every_expectation_matches_a_golden_vector() -> None:
     vectors = [v for _, _, v in iter_selected(vector_files(None))]
     for path in FILES.values():
         assert [e.label for e in load_expectations(path).unused(vectors)] == [], path
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_doubles_are_unsupported_with_the_reason(golden: GoldenRun, adapter: D3D11Runner
                                                  ) -> None:
     """Wine has no double support: every program with doubles it is sent is unsupported, and
@@ -435,6 +439,7 @@ def test_a_counter_on_a_view_of_no_elements_by_hand(adapter: D3D11Runner) -> Non
     assert result.state == {"r0": [9, 100, 9, 9], "u1": _counted(16, 0, [], 101)}
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_the_subset_runs_the_counter_vectors(golden: GoldenRun) -> None:
     """Every counted vector of the subset is run; only an initial count of 0xffffffff, which
     D3D11 reads as keep the current count, is unsupported."""

@@ -258,6 +258,7 @@ def test_the_docs_show_hand_cases() -> None:
     assert len(HAND_BLOCKS) > 48
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
     """mkdocs build --strict: a broken link, an unknown anchor or a page left out fails."""
     pytest.importorskip("mkdocs", reason="mkdocs-material is not installed "

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from sm5.oracle.asm import parse_program
 from sm5.oracle.execution.executor import execute
 from sm5.oracle.machine.state import expected_to_json, state_from_json
@@ -57,6 +59,7 @@ def test_the_example_instruction_is_one_file_on_a_template(tmp_path: Path) -> No
         "r0": [9, 9, 5, 9], "u0": {"kind": "raw", "data": [1, 7, 2]}}
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_the_instruction_reference_is_current() -> None:
     run = subprocess.run([sys.executable, str(ROOT / "scripts" / "reference_pages.py"), "--check"],
                          capture_output=True, text=True, timeout=300, check=False)

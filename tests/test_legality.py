@@ -484,6 +484,7 @@ def test_the_first_violation_heads_the_list(
     assert first is not None and first.id == expected[0]
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_every_rule_reported_has_a_case() -> None:
     """Every expression and declaration rule of the spec is broken by some hand case: the cases
     of this file, or a rejected case of an instruction's hand file (tests/hand/)."""

@@ -81,6 +81,7 @@ def test_every_instruction_has_generated_checks() -> None:
     assert [n for n, ins in spec.instructions.items() if generated_checks(ins) is None] == []
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_generated_checks_agree_with_the_interpreter_on_the_golden_vectors() -> None:
     spec = load_default()
     cases = golden_cases()

@@ -69,6 +69,7 @@ def test_quiet_is_silent_everywhere() -> None:
         assert stream.getvalue() == ""
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_sm5_conform_status_goes_to_stderr_only(tmp_path: Path) -> None:
     vectors = all_vectors()
     n = len(vectors)

@@ -269,6 +269,7 @@ def test_one_page_per_instruction_and_an_index(written: Path, spec: Spec,
     assert not list(tmp_path.glob(".report.*"))  # no staging folder is left behind
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_every_page_is_self_contained(tmp_path: Path, inputs: Inputs) -> None:
     build(tmp_path, inputs)
     written = pages(tmp_path)

@@ -205,6 +205,7 @@ def test_no_console_errors_and_no_network(browser: Browser) -> None:
     assert requests and all(url.startswith(("file:", "data:")) for url in requests)
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_a_screenshot_of_the_index_of_the_golden_set(
         tmp_path_factory: pytest.TempPathFactory, inputs: Inputs, browser: Browser) -> None:
     """The README's screenshot: the index of a report of the golden set, with the oracle's run

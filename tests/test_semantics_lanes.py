@@ -72,6 +72,7 @@ def test_every_instruction_has_a_generated_lane_function() -> None:
     assert [name for name, ins in spec.instructions.items() if lane_function(ins) is None] == []
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_generated_lanes_agree_with_the_interpreter_on_the_golden_vectors() -> None:
     lanes = golden_lanes()
     assert len(lanes) > 40_000

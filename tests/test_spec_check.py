@@ -103,6 +103,7 @@ def test_check_passes_on_the_real_spec(capsys: pytest.CaptureFixture[str]) -> No
         assert any(line.split()[0] == name for line in lines[1:-1]), name
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_check_accepts_an_explicit_spec_folder(capsys: pytest.CaptureFixture[str],
                                                tmp_path: Path) -> None:
     shutil.copytree(SPEC_DIR, tmp_path / "spec")
@@ -110,6 +111,7 @@ def test_check_accepts_an_explicit_spec_folder(capsys: pytest.CaptureFixture[str
     assert capsys.readouterr().out.splitlines()[0] == expected_summary()
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_module_entry_point() -> None:
     done = subprocess.run([sys.executable, "-m", "sm5", "spec", "check"], capture_output=True,
                           text=True, timeout=120, check=False)

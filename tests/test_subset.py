@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from sm5.conformance.run import iter_selected, vector_files
 from sm5.conformance.subset import PER_KEY, representative
 from sm5.vectors.format import Vector
@@ -57,6 +59,7 @@ def test_limit_vectors_are_kept_per_declaration() -> None:
                                                   "c/limit/0002")
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_golden_subset_covers_every_clause_and_is_small() -> None:
     vectors = [v for _, _, v in iter_selected(vector_files(None))]
     subset = representative(vectors)

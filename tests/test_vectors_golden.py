@@ -6,6 +6,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 from functools import cache
 
+import pytest
+
 from sm5.oracle.asm import parse_program
 from sm5.oracle.machine.operands import components, scalar
 from sm5.oracle.machine.program import Instruction, subject_of, subject_positions
@@ -54,6 +56,7 @@ def test_committed_size_within_the_budget() -> None:
     assert size < MAX_BYTES
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_every_clause_of_the_spec_fires_in_some_vector() -> None:
     fired = {c for v in golden() if not v.rejected for c in v.clauses}
     every = {c.id for c in SPEC.all_clauses()}

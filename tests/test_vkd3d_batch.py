@@ -243,6 +243,7 @@ def _crashed(status: str, reason: str) -> bool:
     return status == "crash" or (status == "xfail" and "; crash: " in reason)
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_the_caches_hold_what_a_pass_over_the_golden_set_translates() -> None:
     """The adapter's translations and lavapipe pipelines are least recently used caches and a
     run walks its vectors in the same order each pass: bounds below the golden set's distinct

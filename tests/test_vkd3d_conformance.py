@@ -229,6 +229,7 @@ def test_every_entry_explains_a_divergence_and_only_covered_vectors_fail(
     assert {raw[v.id].status for v in crashes} <= {"crash"}  # a verdict of its own
 
 
+@pytest.mark.slow  # long tier (docs/testing.md)
 def test_every_expectation_matches_a_golden_vector() -> None:
     every = [v for _, _, v in iter_selected(vector_files(None))]
     unused = load_expectations(EXPECTATIONS_FILE).unused(every)
