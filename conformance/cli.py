@@ -198,6 +198,24 @@ def _of(vector_id: str, instruction: str) -> bool:
     return vector_id.startswith(instruction + "/")
 
 
+def first_kills(vectors: Sequence[Vector], progress: Progress | None = None) -> KillMatrix:
+    """For every mutant, the first vector of ``vectors`` (in their order) that kills it, and
+    nothing about reach: the kill rate of :func:`kill_matrix` at a fraction of its cost, since
+    a mutant stops at its first failing vector (``sm5 pipeline`` puts the representative
+    subset first)."""
+    killing: dict[str, list[str]] = {}
+    for name, cls in all_mutants().items():
+        mutant = cls()
+        killing[name] = []
+        for v in vectors:
+            if _kills(run_vector(mutant, v)):
+                killing[name] = [v.id]
+                break
+        if progress is not None:
+            progress.update(1)
+    return KillMatrix(killing, {name: [] for name in killing})
+
+
 def kill_matrix(vectors: Sequence[Vector], progress: Progress | None = None) -> KillMatrix:
     """For every mutant, the ids of the vectors that fail on it and that it answers differently
     from the bug-free base (sorted)."""

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import referencing
 import yaml
 
 from sm5.oracle.asm.parser import parse_line
@@ -76,17 +75,44 @@ class HandCase:
                          for c in self.source)
 
 
+#: libyaml's loader where present: the same nodes and marks, ten times faster (every test
+#: worker reads the hand files when it collects).
+_COMPOSER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 @cache
 def _validator(definition: str | None) -> jsonschema.Draft202012Validator:
+    """The hand schema (or one of its definitions) with every ``$ref`` replaced by what it
+    points to, in this schema or the vector schema: no registry look-up per word of a state,
+    which made reading the hand files most of a test worker's collection time."""
     doc = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(doc)
     vector = schema("vector")
-    registry: referencing.Registry[Any] = referencing.Registry().with_resources([
-        (vector["$id"], referencing.Resource.from_contents(vector)),
-        (doc["$id"], referencing.Resource.from_contents(doc)),
-    ])
-    root = {"$ref": f"{doc['$id']}#/$defs/{definition}"} if definition else doc
-    return jsonschema.Draft202012Validator(root, registry=registry)
+    docs = {doc["$id"]: doc, vector["$id"]: vector}
+    root = doc["$defs"][definition] if definition else {
+        k: v for k, v in doc.items() if k != "$defs"}
+    return jsonschema.Draft202012Validator(_inline(root, docs, doc["$id"]))
+
+
+def _inline(node: Any, docs: Mapping[str, Any], base: str, refs: int = 0) -> Any:
+    """``node`` with its ``$ref``s (``URI#/$defs/NAME`` or ``#/$defs/NAME``, resolved against
+    the document ``base``) replaced by their targets; the schemas are not recursive (``refs``
+    counts the references followed to get here)."""
+    if refs > 32:
+        raise ValueError("hand schema: $ref chain too long (a recursive definition?)")
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            uri, _, fragment = ref.partition("#")
+            where = uri or base
+            target = _inline(docs[where]["$defs"][fragment.removeprefix("/$defs/")], docs,
+                             where, refs + 1)
+            rest = {k: v for k, v in node.items() if k != "$ref"}
+            return {"allOf": [target, _inline(rest, docs, base, refs)]} if rest else target
+        return {k: _inline(v, docs, base, refs) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_inline(x, docs, base, refs) for x in node]
+    return node
 
 
 def _schema_problem(document: Any, definition: str | None) -> str | None:
@@ -107,7 +133,7 @@ def _schema_problem(document: Any, definition: str | None) -> str | None:
 def _case_lines(path: Path) -> list[int]:
     """The 1-based line of each item of ``cases`` (0 where the file's shape hides it)."""
     try:
-        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=_COMPOSER)
     except yaml.YAMLError:
         return []
     if not isinstance(root, yaml.MappingNode):
