@@ -153,8 +153,8 @@ def run_pipeline(args: argparse.Namespace) -> int:
     def check_vectors() -> tuple[bool, str]:
         # Without the per-vector oracle re-run of `sm5 vectors check`: the regeneration runs
         # the oracle on every vector already, so byte-identical files mean the stored
-        # expectations are the oracle's; it halves the step. Schema, canonical form, ids,
-        # counts, justifications and the manifest are still checked line by line.
+        # expectations are the oracle's (the regeneration is most of the step's time). Schema,
+        # canonical form, ids, counts, justifications and the manifest are checked line by line.
         with progress.progress("vectors check: regeneration",
                                planned_count(vector_files(None))) as bar:
             report = check_golden(GOLDEN, oracle=False, on_progress=bar.advance_to)

@@ -24,7 +24,7 @@ import yaml
 
 from sm5.oracle.asm.parser import parse_line
 from sm5.oracle.errors import Sm5Error
-from sm5.oracle.files.yamlio import field_path, load_yaml, schema
+from sm5.oracle.files.yamlio import SAFE_LOADER, field_path, inline_refs, load_yaml, schema
 from sm5.oracle.machine.program import Instruction
 from sm5.oracle.model.spec import Spec
 
@@ -75,11 +75,6 @@ class HandCase:
                          for c in self.source)
 
 
-#: libyaml's loader where present: the same nodes and marks, ten times faster (every test
-#: worker reads the hand files when it collects).
-_COMPOSER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 @cache
 def _validator(definition: str | None) -> jsonschema.Draft202012Validator:
     """The hand schema (or one of its definitions) with every ``$ref`` replaced by what it
@@ -91,28 +86,7 @@ def _validator(definition: str | None) -> jsonschema.Draft202012Validator:
     docs = {doc["$id"]: doc, vector["$id"]: vector}
     root = doc["$defs"][definition] if definition else {
         k: v for k, v in doc.items() if k != "$defs"}
-    return jsonschema.Draft202012Validator(_inline(root, docs, doc["$id"]))
-
-
-def _inline(node: Any, docs: Mapping[str, Any], base: str, refs: int = 0) -> Any:
-    """``node`` with its ``$ref``s (``URI#/$defs/NAME`` or ``#/$defs/NAME``, resolved against
-    the document ``base``) replaced by their targets; the schemas are not recursive (``refs``
-    counts the references followed to get here)."""
-    if refs > 32:
-        raise ValueError("hand schema: $ref chain too long (a recursive definition?)")
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            uri, _, fragment = ref.partition("#")
-            where = uri or base
-            target = _inline(docs[where]["$defs"][fragment.removeprefix("/$defs/")], docs,
-                             where, refs + 1)
-            rest = {k: v for k, v in node.items() if k != "$ref"}
-            return {"allOf": [target, _inline(rest, docs, base, refs)]} if rest else target
-        return {k: _inline(v, docs, base, refs) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_inline(x, docs, base, refs) for x in node]
-    return node
+    return jsonschema.Draft202012Validator(inline_refs(root, docs, doc["$id"]))
 
 
 def _schema_problem(document: Any, definition: str | None) -> str | None:
@@ -133,7 +107,7 @@ def _schema_problem(document: Any, definition: str | None) -> str | None:
 def _case_lines(path: Path) -> list[int]:
     """The 1-based line of each item of ``cases`` (0 where the file's shape hides it)."""
     try:
-        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=_COMPOSER)
+        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
     except yaml.YAMLError:
         return []
     if not isinstance(root, yaml.MappingNode):

@@ -23,7 +23,7 @@ import jsonschema
 
 from sm5.oracle.errors import Sm5Error
 from sm5.oracle.files.jsonl import decode_line
-from sm5.oracle.files.yamlio import schema
+from sm5.oracle.files.yamlio import inline_refs, schema
 from sm5.oracle.machine.state import UNWRITTEN_TEMPS, UNWRITTEN_TEMPS_ERRATUM
 from sm5.oracle.model.spec import Spec, load_default
 from sm5.vectors import incremental
@@ -62,22 +62,7 @@ def validator(definition: str | None = None) -> jsonschema.Draft202012Validator:
     defs = doc["$defs"]
     root = defs[definition] if definition is not None else {
         k: v for k, v in doc.items() if k != "$defs"}
-    return jsonschema.Draft202012Validator(_inline(root, defs))
-
-
-def _inline(node: Any, defs: Mapping[str, Any], depth: int = 0) -> Any:
-    if depth > 32:
-        raise Sm5Error("vector schema: $ref nesting too deep (a recursive definition?)")
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            rest = {k: v for k, v in node.items() if k != "$ref"}
-            target = _inline(defs[ref.removeprefix("#/$defs/")], defs, depth + 1)
-            return {"allOf": [target, _inline(rest, defs, depth + 1)]} if rest else target
-        return {k: _inline(v, defs, depth + 1) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_inline(x, defs, depth + 1) for x in node]
-    return node
+    return jsonschema.Draft202012Validator(inline_refs(root, {doc["$id"]: doc}, doc["$id"]))
 
 
 def _schema_problem(doc: Any, definition: str) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -14,10 +15,11 @@ import yaml
 
 from sm5.oracle.errors import SpecError, bounded
 
-_SafeBase: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: libyaml's safe loader where present (ten times faster), else PyYAML's: the same nodes and marks.
+SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _UniqueKeyLoader(_SafeBase):  # type: ignore[valid-type,misc]
+class _UniqueKeyLoader(SAFE_LOADER):  # type: ignore[valid-type,misc]
     """A safe loader (libyaml's when present, ten times faster) that rejects duplicate mapping
     keys instead of silently keeping the last."""
 
@@ -118,6 +120,28 @@ def schema(name: str) -> dict[str, Any]:
     text = resources.files("sm5.spec").joinpath("schema", f"{name}.schema.json").read_text("utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
+
+
+def inline_refs(node: Any, docs: Mapping[str, Any], base: str, refs: int = 0) -> Any:
+    """``node`` with every ``$ref`` (``URI#/$defs/NAME``, or ``#/$defs/NAME`` in the document
+    ``base``; ``docs`` maps each schema's ``$id`` to it) replaced by its target: the same schema
+    without a registry look-up per value, about twice as fast to validate with. The schemas are
+    not recursive; ``refs`` counts the references followed to get here."""
+    if refs > 32:
+        raise SpecError("$ref chain too long (a recursive definition?)", where=base)
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            uri, _, fragment = ref.partition("#")
+            where = uri or base
+            target = inline_refs(docs[where]["$defs"][fragment.removeprefix("/$defs/")], docs,
+                                 where, refs + 1)
+            rest = {k: v for k, v in node.items() if k != "$ref"}
+            return {"allOf": [target, inline_refs(rest, docs, base, refs)]} if rest else target
+        return {k: inline_refs(v, docs, base, refs) for k, v in node.items()}
+    if isinstance(node, list):
+        return [inline_refs(x, docs, base, refs) for x in node]
+    return node
 
 
 def field_path(parts: Any) -> str:
