@@ -34,6 +34,12 @@ from typing import NoReturn
 
 from sm5.oracle.errors import ExecError
 from sm5.oracle.execution.bindings import lanes_of
+from sm5.oracle.execution.exact_steps import (
+    frozen,
+    register_lanes,
+    run_register_step,
+    thawed,
+)
 from sm5.oracle.execution.indexing import (
     IndexUnknown,
     ProgramUndefined,
@@ -643,10 +649,26 @@ def run_straight_line(program: Program, state: MachineState, spec: Spec,
                                      execution.clauses, 1, False, execution.facts),),
                          facts=execution.facts)
     concrete: MachineState | None = state if start is None else None  # while all is exact
+    # While every word is exact, register steps write one mutable register file in place
+    # (sm5.oracle.execution.exact_steps): ``thawed`` is that state while it is set.
+    thawed_state: MachineState | None = None
     current = start
     for index, instruction in enumerate(instructions):
         ins_spec = _specified(spec, instruction)
+        if concrete is not None:
+            lanes = register_lanes(ins_spec, instruction)
+            if lanes is not None:
+                if thawed_state is None:
+                    thawed_state = thawed(concrete)
+                quick = run_register_step(ins_spec, model, instruction, lanes, thawed_state)
+                if quick is not None:
+                    steps.append(Step(index, instruction.name, instruction.line,
+                                      quick.outcomes, quick.clauses, 1, False))
+                    continue
         if concrete is not None:  # the fast path: one run, no sets to enumerate or join
+            if thawed_state is not None:
+                concrete = frozen(thawed_state)
+                thawed_state = None
             execution = run_instruction(instruction, program, concrete, ins_spec, model)
             steps.append(Step(index, instruction.name, instruction.line, execution.outcomes,
                               execution.clauses, 1, False, execution.facts))
@@ -661,6 +683,8 @@ def run_straight_line(program: Program, state: MachineState, spec: Spec,
         steps.append(step)
     if current is None:
         assert concrete is not None
+        if thawed_state is not None:
+            concrete = frozen(thawed_state)
         current = initial_state(concrete)
     order = list(model.outcomes_by_name)
     outcomes = _ordered((o for s in steps for o in s.outcomes), order)

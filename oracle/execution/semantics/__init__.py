@@ -151,7 +151,7 @@ def _apply(spec: InstructionSpec, model: Model, instruction: Instruction, state:
             if memory is not None:
                 _access(spec, model, instruction, state, draft, env, memory)
             if semantics.results:
-                _register_result(spec, instruction, put, env, fired, lane)
+                register_result(spec, instruction, put, env, fired, lane)
             if semantics.counter is not None:
                 counter = int(env[semantics.counter.value])
                 if not 0 <= counter <= U32:
@@ -171,7 +171,7 @@ def _apply(spec: InstructionSpec, model: Model, instruction: Instruction, state:
             for register, component in _destination(spec, instruction, lane):
                 put(register, component, value)
         elif outcome.effect == "constrained":
-            _register_result(spec, instruction, put, env, fired, lane)
+            register_result(spec, instruction, put, env, fired, lane)
 
 
 def _destination(spec: InstructionSpec, instruction: Instruction, lane: int
@@ -248,7 +248,7 @@ def _read_window(spec: InstructionSpec, instruction: Instruction, draft: Draft, 
         draft.set_component(register, component, window[word])
 
 
-def _register_result(spec: InstructionSpec, instruction: Instruction,
+def register_result(spec: InstructionSpec, instruction: Instruction,
                      put: Callable[[str, int, Accept], None], env: dict[str, Value],
                      fired: tuple[Clause, ...], lane: int) -> None:
     """Write each result's lane value (a double after ``_sat``), or the acceptance form a fired
