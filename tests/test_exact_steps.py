@@ -18,7 +18,7 @@ import sm5.oracle.execution.interpreter as interpreter
 from sm5.conformance.guards import request_state
 from sm5.conformance.run import golden_dir
 from sm5.oracle.asm import parse_vector_program
-from sm5.oracle.execution.exact_steps import register_lanes
+from sm5.oracle.execution.exact_steps import COMPILE_AFTER, register_plan
 from sm5.oracle.execution.run import run_program
 from sm5.oracle.machine.program import Program
 from sm5.oracle.machine.state import Execution, MachineState
@@ -42,7 +42,7 @@ def outcome(run: Callable[[], Execution]) -> tuple[str, object]:
 def general(program: Program, state: MachineState) -> tuple[str, object]:
     """The program with every step run by the general step."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(interpreter, "register_lanes", lambda spec, instruction: None)
+        patch.setattr(interpreter, "register_plan", lambda spec, instruction: None)
         return outcome(lambda: run_program(program, state, SPEC))
 
 
@@ -75,7 +75,7 @@ def golden_cases() -> tuple[Case, ...]:
 def test_the_cases_reach_register_steps_of_many_instructions() -> None:
     cases = golden_cases()
     names = {ins.name for _, program, _ in cases for ins in program.instructions
-             if register_lanes(SPEC.instructions[ins.name], ins) is not None}
+             if register_plan(SPEC.instructions[ins.name], ins) is not None}
     assert len(cases) > 1000
     assert len(names) > 60, sorted(names)
 
@@ -103,3 +103,22 @@ def test_a_chain_of_fifty_steps_gives_the_general_steps_execution() -> None:
         want, got = general(program, state), quick(program, state)
         assert want[0] == "execution"
         assert got == want
+
+
+def test_compiled_steps_give_the_general_steps_execution() -> None:
+    """Each program run until its register steps are compiled (``COMPILE_AFTER`` runs), then
+    once more: the compiled steps give the general step's execution."""
+    compiled = 0
+    differ = []
+    for vector_id, program, state in golden_cases()[::3]:
+        want = general(program, state)
+        for _ in range(COMPILE_AFTER):
+            quick(program, state)
+        got = quick(program, state)
+        compiled += sum(1 for ins in program.instructions
+                        if (plan := register_plan(SPEC.instructions[ins.name], ins)) is not None
+                        and plan.compiled is not None)
+        if want != got:
+            differ.append((vector_id, want, got))
+    assert differ == []
+    assert compiled > 300

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sm5.oracle.execution.bindings import lanes_of
+from sm5.oracle.execution.compiled_steps import CompiledStep, compile_step
 from sm5.oracle.execution.indexing import has_element_index
 from sm5.oracle.execution.semantics import register_result
 from sm5.oracle.execution.semantics.lanes import evaluate_lane
@@ -41,14 +42,33 @@ class ExactStep:
     clauses: tuple[str, ...]
 
 
-def register_lanes(spec: InstructionSpec, instruction: Instruction) -> tuple[int, ...] | None:
-    """The lanes of a register step (the instruction writes one register result and nothing
+class RegisterPlan:
+    """What a register step of one instruction instance needs at every run: its spec, its
+    lanes, and its compiled step once it has run often enough to be worth compiling."""
+
+    __slots__ = ("compiled", "instruction", "lanes", "runs", "spec")
+
+    def __init__(self, instruction: Instruction, spec: InstructionSpec,
+                 lanes: tuple[int, ...]) -> None:
+        self.instruction = instruction
+        self.spec = spec
+        self.lanes = lanes
+        self.runs = 0
+        self.compiled: CompiledStep | None = None
+
+
+#: Runs of an instance before it is compiled (a program run for a few states is not worth it).
+COMPILE_AFTER = 8
+
+
+def register_plan(spec: InstructionSpec, instruction: Instruction) -> RegisterPlan | None:
+    """The plan of a register step (the instruction writes one register result and nothing
     else, the shape this module runs), or None for any other instruction. Kept per instance:
     a conformance run executes one program for many states."""
     known = _plans.get(id(instruction))
     if known is None or known[0] is not instruction or known[1] is not spec:
         semantics = spec.semantics
-        plan = (lanes_of(spec, instruction)
+        plan = (RegisterPlan(instruction, spec, lanes_of(spec, instruction))
                 if semantics.memory is None and semantics.counter is None
                 and len(semantics.results) == 1 and not has_element_index(instruction) else None)
         if len(_plans) > 65536:
@@ -57,15 +77,29 @@ def register_lanes(spec: InstructionSpec, instruction: Instruction) -> tuple[int
     return known[2]
 
 
-#: Per instruction instance (by identity, kept alive beside its plan): its lanes or None.
-_plans: dict[int, tuple[Instruction, InstructionSpec, tuple[int, ...] | None]] = {}
+#: Per instruction instance (by identity, kept alive beside its plan): its plan or None.
+_plans: dict[int, tuple[Instruction, InstructionSpec, RegisterPlan | None]] = {}
 
 
-def run_register_step(spec: InstructionSpec, model: Model, instruction: Instruction,
-                      lanes: tuple[int, ...], state: MachineState) -> ExactStep | None:
+def run_register_step(plan: RegisterPlan, model: Model, state: MachineState
+                      ) -> ExactStep | None:
     """The step run on ``state``'s registers in place (a :data:`Registers` file) when every
     clause it fires has the exact outcome of the whole instruction and no acceptance form; None
     (the registers untouched) otherwise."""
+    compiled = plan.compiled
+    if compiled is None and plan.runs < COMPILE_AFTER:
+        plan.runs += 1
+        if plan.runs == COMPILE_AFTER:
+            plan.compiled = compiled = compile_step(
+                plan.spec, plan.instruction, plan.lanes, lambda c: _all_exact((c,), model))
+    if compiled is not None:
+        ran = compiled.run(state.registers, state.invocation)
+        if ran is not None:  # every clause it lets fire is exact
+            registers = state.registers
+            for register, component, word in ran[0]:
+                registers[register][component] = word  # type: ignore[index]
+            return _step_of(tuple(ran[1]))
+    spec, instruction, lanes = plan.spec, plan.instruction, plan.lanes
     fired: list[Clause] = []
     writes: list[tuple[str, int, Accept]] = []
     put = _collector(writes)

@@ -36,7 +36,7 @@ from sm5.oracle.errors import ExecError
 from sm5.oracle.execution.bindings import lanes_of
 from sm5.oracle.execution.exact_steps import (
     frozen,
-    register_lanes,
+    register_plan,
     run_register_step,
     thawed,
 )
@@ -656,11 +656,11 @@ def run_straight_line(program: Program, state: MachineState, spec: Spec,
     for index, instruction in enumerate(instructions):
         ins_spec = _specified(spec, instruction)
         if concrete is not None:
-            lanes = register_lanes(ins_spec, instruction)
-            if lanes is not None:
+            plan = register_plan(ins_spec, instruction)
+            if plan is not None:
                 if thawed_state is None:
                     thawed_state = thawed(concrete)
-                quick = run_register_step(ins_spec, model, instruction, lanes, thawed_state)
+                quick = run_register_step(plan, model, thawed_state)
                 if quick is not None:
                     steps.append(Step(index, instruction.name, instruction.line,
                                       quick.outcomes, quick.clauses, 1, False))
