@@ -331,13 +331,7 @@ class _Folder:
             self.forget({name})
             if _is_simple(value):
                 self.known[name] = value
-            if self._is_int(value):
-                self.ints.add(name)
-            elif self._is_bool(value):
-                self.bools.add(name)
-            width = self._width(value)
-            if width is not None:
-                self.widths[name] = width
+            self._learn(name, value)
             return [ast.Assign(targets=[ast.Name(name, ast.Store())], value=value)]
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             value = self.expr(node.value)
@@ -361,6 +355,16 @@ class _Folder:
         if isinstance(node, ast.Return):
             return [ast.Return(None if node.value is None else self.expr(node.value))]
         raise cg.Unsupported(type(node).__name__)
+
+    def _learn(self, name: str, value: ast.expr) -> None:
+        """What is known of ``value`` (its type, its width), now held by ``name``."""
+        if self._is_int(value):
+            self.ints.add(name)
+        elif self._is_bool(value):
+            self.bools.add(name)
+        width = self._width(value)
+        if width is not None:
+            self.widths[name] = width
 
     def _saved(self) -> tuple[dict[str, ast.expr], set[str], set[str], dict[str, int]]:
         return dict(self.known), set(self.ints), set(self.bools), dict(self.widths)
@@ -468,18 +472,9 @@ class _Folder:
             if _is_simple(value) or (isinstance(value, ast.Name)
                                      and (value.id in self.ints or value.id in self.bools)):
                 self.known[name] = value
-                if self._is_int(value):
-                    self.ints.add(name)
-                elif self._is_bool(value):
-                    self.bools.add(name)
+                self._learn(name, value)
                 return value
-            if self._is_int(value):
-                self.ints.add(name)
-            elif self._is_bool(value):
-                self.bools.add(name)
-            width = self._width(value)
-            if width is not None:
-                self.widths[name] = width
+            self._learn(name, value)
             return ast.NamedExpr(target=node.target, value=value)
         if isinstance(node, ast.Attribute):
             return ast.Attribute(value=self.expr(node.value), attr=node.attr, ctx=node.ctx)
