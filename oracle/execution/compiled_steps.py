@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -247,14 +246,18 @@ class _Locals(ast.NodeTransformer):
         return node
 
 
+# The operators folded at build time, as the generated code would apply them.
 _COMPARE: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+    ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b,
 }
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
-    ast.Mod: operator.mod, ast.FloorDiv: operator.floordiv,
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+    ast.BitAnd: lambda a, b: a & b, ast.BitOr: lambda a, b: a | b,
+    ast.BitXor: lambda a, b: a ^ b, ast.Mod: lambda a, b: a % b,
+    ast.FloorDiv: lambda a, b: a // b,
 }
 #: The type names a generated test compares a value's class with.
 _TYPES = {"_int": int, "_bool": bool}
