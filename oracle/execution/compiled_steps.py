@@ -163,7 +163,7 @@ def _lane_step(spec: InstructionSpec, instruction: Instruction, lane: int,
     body = builder.body()[:-1]  # without ``return (env, tuple(_fired))``
     body = [s for s in body if not _is_setup(s)]
     prologue: list[ast.stmt] = [
-        cg.assign(_register_local(r), cast_index(cg.name("registers"), r))
+        cg.assign(_register_local(r), cg.index(cg.name("registers"), r))
         for r in sorted(builder.registers)]
     tree = ast.Module(body=[*prologue, *body], type_ignores=[])
     tree = _Locals(lane).visit(tree)
@@ -180,10 +180,6 @@ def _lane_step(spec: InstructionSpec, instruction: Instruction, lane: int,
     function: LaneStep = cg.build("lane_step", ("registers", "invocation"), folded,
                                   f"<step of {spec.name}>", namespace)
     return function
-
-
-def cast_index(value: ast.expr, key: str) -> ast.Subscript:
-    return cg.index(value, key)
 
 
 def _is_setup(statement: ast.stmt) -> bool:

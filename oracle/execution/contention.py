@@ -69,7 +69,9 @@ def contention_of(spec: InstructionSpec) -> Contention | None:
     semantics = spec.semantics
     memory = semantics.memory
     if memory is not None and memory.kernel is not None:
-        word = next(i.name for i in semantics.inputs if i.source.kind == "memory")
+        word = next((i.name for i in semantics.inputs if i.source.kind == "memory"), None)
+        if word is None:
+            raise ExecError(f"{spec.name}: a kernel without an input bound to its memory word")
         kernel = memory.kernel.evaluate
         names = tuple(sorted(memory.kernel.names - {word}))
 
@@ -79,8 +81,11 @@ def contention_of(spec: InstructionSpec) -> Contention | None:
         return Contention(spec.name, names, kernel_step, memory.contention == "free", True)
     counter = semantics.counter
     if counter is not None and len(semantics.results) == 1:
-        before_name = next(i.name for i in semantics.inputs
-                           if i.source.kind == "resource" and i.source.field == "counter")
+        before_name = next((i.name for i in semantics.inputs
+                            if i.source.kind == "resource" and i.source.field == "counter"), None)
+        if before_name is None:
+            raise ExecError(f"{spec.name}: a counter update without an input bound to the "
+                            "counter before it")
         derived = semantics.derived
         returned = semantics.results[0].value
 

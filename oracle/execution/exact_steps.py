@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from sm5.oracle.execution.bindings import lanes_of
 from sm5.oracle.execution.compiled_steps import CompiledStep, compile_step
 from sm5.oracle.execution.indexing import has_element_index
-from sm5.oracle.execution.semantics import register_result
+from sm5.oracle.execution.semantics import register_result, writes_exact_result
 from sm5.oracle.execution.semantics.lanes import evaluate_lane
 from sm5.oracle.machine.program import Instruction
 from sm5.oracle.machine.state import Accept, MachineState
@@ -160,8 +160,7 @@ def _exact_clause(clause: Clause, model: Model) -> bool:
     if clause.accept:
         return False
     outcomes = model.outcomes_by_name
-    return all(outcomes[name].effect == "exact" and outcomes[name].scope == "instruction"
-               for name in clause.outcomes)
+    return all(writes_exact_result(outcomes[name]) for name in clause.outcomes)
 
 
 def frozen(state: MachineState) -> MachineState:

@@ -43,7 +43,7 @@ from sm5.oracle.machine.state import (
     split64,
 )
 from sm5.oracle.model.clauses import address_of, outcomes_of
-from sm5.oracle.model.spec import Clause, InstructionSpec, MemoryAccess, Model
+from sm5.oracle.model.spec import Clause, InstructionSpec, MemoryAccess, Model, Outcome
 from sm5.oracle.rulelang.float64 import f32_is_nan
 from sm5.oracle.rulelang.rules import Value
 
@@ -147,7 +147,7 @@ def _apply(spec: InstructionSpec, model: Model, instruction: Instruction, state:
     put = draft.set_component if writes is None else writes.put
     for name in names:
         outcome = outcomes[name]
-        if outcome.effect == "exact" and outcome.scope == "instruction":
+        if writes_exact_result(outcome):
             if memory is not None:
                 _access(spec, model, instruction, state, draft, env, memory)
             if semantics.results:
@@ -248,9 +248,15 @@ def _read_window(spec: InstructionSpec, instruction: Instruction, draft: Draft, 
         draft.set_component(register, component, window[word])
 
 
+def writes_exact_result(outcome: Outcome) -> bool:
+    """The outcome writes the instruction's exact result (effect ``exact``, scope
+    ``instruction`` in the model's vocabulary)."""
+    return outcome.effect == "exact" and outcome.scope == "instruction"
+
+
 def register_result(spec: InstructionSpec, instruction: Instruction,
-                     put: Callable[[str, int, Accept], None], env: dict[str, Value],
-                     fired: tuple[Clause, ...], lane: int) -> None:
+                    put: Callable[[str, int, Accept], None], env: dict[str, Value],
+                    fired: tuple[Clause, ...], lane: int) -> None:
     """Write each result's lane value (a double after ``_sat``), or the acceptance form a fired
     clause names, to its destination; an instruction without lanes writes its 32-bit value to
     every masked component."""
